@@ -1,0 +1,56 @@
+// Errors
+
+export type { PaiErrorCode, PaiErrorOptions, PaiIssue } from "./errors/pai-error.js";
+export {
+  getErrorMessage,
+  PAI_ERROR_CODES,
+  PAI_ERROR_HTTP_STATUS,
+  PaiError,
+  REDACTED_ERROR_MESSAGE,
+  toPaiError,
+} from "./errors/pai-error.js";
+export type { ToolFailure, ToolFailureDetails } from "./errors/tool-failure.js";
+export { toolFailureDetails } from "./errors/tool-failure.js";
+export { ToolInvocationError } from "./errors/tool-invocation-error.js";
+export type { JsonObject, JsonPrimitive, JsonValue } from "./json/json-value.js";
+// JSON
+export { isJsonValue, normalizeJson } from "./json/json-value.js";
+export type {
+  FileBody,
+  FilesV1,
+  SaveFileInput,
+  ScopedFiles,
+  StoredFileBody,
+  UploadedFile,
+} from "./ports/files.js";
+export { createMemoryNotifier } from "./ports/memory-notifier.js";
+export type { NotifierMessage, NotifierV1 } from "./ports/notifier.js";
+export type {
+  ListActionsInput,
+  ListThreadsInput,
+  RunLeaseInput,
+  StorageCapabilities,
+  StorageCommit,
+  StorageCommitResult,
+  StorageV1,
+} from "./ports/storage.js";
+
+// Ports
+export { defaultStorageCapabilities } from "./ports/storage.js";
+export type { LiveEvent, StoredThreadEvents, ThreadEvent } from "./state/events.js";
+// Persisted state
+export type {
+  ActionRow,
+  ActionState,
+  ClientToolSnapshot,
+  MessageRow,
+  RunRow,
+  RunStatus,
+  RunTrigger,
+  StoredMessage,
+  ThreadRow,
+  ThreadStatus,
+  ToolDataRow,
+} from "./state/rows.js";
+export type { ThreadSnapshot } from "./state/snapshot.js";
+export { applyStoredEvents, applyThreadEvent } from "./state/snapshot.js";

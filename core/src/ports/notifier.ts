@@ -1,0 +1,18 @@
+import type { LiveEvent } from "../state/events.js";
+
+export type NotifierMessage =
+  | { type: "thread-advanced"; threadId: string; version: number }
+  | { type: "live"; threadId: string; event: LiveEvent };
+
+/**
+ * Fans out "thread X advanced to version N" and transient live events, within one process
+ * (`createMemoryNotifier`) or across processes (Postgres LISTEN/NOTIFY in storage-kysely).
+ * Delivery is best effort: watchers always re-read committed events from storage by version.
+ */
+export interface NotifierV1 {
+  readonly specificationVersion: "v1";
+  publish(message: NotifierMessage): Promise<void>;
+  /** Returns an unsubscribe function. */
+  subscribe(threadId: string, listener: (message: NotifierMessage) => void): () => void;
+  close?(): Promise<void>;
+}

@@ -1,0 +1,34 @@
+import { fileURLToPath } from "node:url";
+import { defineConfig } from "vitest/config";
+
+const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+// Tests resolve workspace packages to their sources so a change is tested without a rebuild;
+// `npm test` still builds every package first so the published entries are checked by tsc and biome.
+export default defineConfig({
+  resolve: {
+    alias: [
+      { find: /^@pai\/core\/testing$/, replacement: src("./core/src/testing/index.ts") },
+      { find: /^@pai\/core\/internal$/, replacement: src("./core/src/internal/index.ts") },
+      { find: /^@pai\/core$/, replacement: src("./core/src/index.ts") },
+      { find: /^@pai\/storage-memory$/, replacement: src("./adapters/storage-memory/src/index.ts") },
+      { find: /^@pai\/storage-kysely$/, replacement: src("./adapters/storage-kysely/src/index.ts") },
+      { find: /^@pai\/files-local$/, replacement: src("./adapters/files-local/src/index.ts") },
+      { find: /^@pai\/files-s3$/, replacement: src("./adapters/files-s3/src/index.ts") },
+      { find: /^@pai\/transport-trpc\/client$/, replacement: src("./adapters/transport-trpc/src/client.ts") },
+      { find: /^@pai\/transport-trpc$/, replacement: src("./adapters/transport-trpc/src/index.ts") },
+      { find: /^@pai\/client$/, replacement: src("./client/src/index.ts") },
+    ],
+  },
+  test: {
+    include: ["**/src/**/*.test.ts", "**/test/**/*.test.ts"],
+    exclude: ["**/node_modules/**", "**/dist/**"],
+    typecheck: {
+      enabled: true,
+      include: ["**/*.test-d.ts"],
+      tsconfig: "./tsconfig.json",
+    },
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
