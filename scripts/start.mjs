@@ -1,6 +1,7 @@
 // `npm start`: runs the playground once it exists; until then says so clearly.
-import { existsSync } from "node:fs";
+
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 
 const entry = new URL("../playground/package.json", import.meta.url);
 if (!existsSync(entry)) {

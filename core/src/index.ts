@@ -1,5 +1,16 @@
 // Errors
 
+export type {
+  AnyCapability,
+  Capability,
+  CapabilityFacade,
+  CapabilityFacades,
+  CapabilityMap,
+} from "./capabilities/capability.js";
+export { defineCapability } from "./capabilities/capability.js";
+export type { SchemaValidationResult, ToolSchema } from "./definitions/schema.js";
+// Definitions: schemas and capabilities
+export { formatIssues, toJsonSchema, validateSchema } from "./definitions/schema.js";
 export type { PaiErrorCode, PaiErrorOptions, PaiIssue } from "./errors/pai-error.js";
 export {
   getErrorMessage,
@@ -34,9 +45,20 @@ export type {
   StorageCommitResult,
   StorageV1,
 } from "./ports/storage.js";
-
 // Ports
 export { defaultStorageCapabilities } from "./ports/storage.js";
+// Service API
+export type { Identity, Register, Scope } from "./service/identity.js";
+export type {
+  ActionResult,
+  ListResult,
+  OutgoingMessage,
+  PaiService,
+  RunRequestOptions,
+  SendResult,
+  WatchEvent,
+  WithIdentity,
+} from "./service/service-types.js";
 export type { LiveEvent, StoredThreadEvents, ThreadEvent } from "./state/events.js";
 // Persisted state
 export type {

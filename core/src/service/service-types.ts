@@ -1,0 +1,109 @@
+import type { JsonObject, JsonValue } from "../json/json-value.js";
+import type { StoredFileBody, UploadedFile } from "../ports/files.js";
+import type { LiveEvent, ThreadEvent } from "../state/events.js";
+import type { ActionRow, ActionState, ClientToolSnapshot, ThreadRow } from "../state/rows.js";
+import type { ThreadSnapshot } from "../state/snapshot.js";
+import type { Identity } from "./identity.js";
+
+/** Every service call carries the caller's identity; the service derives the trusted scope from it. */
+export type WithIdentity<T> = T & { identity: Identity };
+
+/** A user message as a client sends it: plain text, or native AI SDK text/file parts. */
+export type OutgoingMessage =
+  | { text: string; id?: string }
+  | {
+      id?: string;
+      parts: Array<
+        { type: "text"; text: string } | { type: "file"; mediaType: string; url: string; filename?: string }
+      >;
+    };
+
+/** Request-scoped extras accepted wherever a run starts or continues. */
+export type RunRequestOptions = {
+  /** Frontend-defined client tools for this run (spec 03). Untrusted; validated structurally. */
+  clientTools?: ClientToolSnapshot[];
+  /** Untrusted request data handed to resolvers. Never authorization. */
+  clientData?: JsonValue;
+};
+
+export type SendResult = { threadId: string; runId: string; version: number };
+
+export type ActionResult = {
+  action: ActionRow;
+  /** Thread version after the resolution was committed. */
+  version: number;
+};
+
+/** An item of `watch`: committed events (with their version) or transient live events. */
+export type WatchEvent =
+  | { type: "committed"; threadId: string; version: number; events: ThreadEvent[]; createdAt: string }
+  | { type: "live"; threadId: string; event: LiveEvent };
+
+export type ListResult<T> = { items: T[]; nextCursor: string | null };
+
+/**
+ * The transport-neutral service every transport exposes. All scope checks happen here:
+ * a thread, action or file of another scope is NOT_FOUND.
+ */
+export interface PaiService {
+  manifest(input: WithIdentity<{ agentId?: string }>): Promise<JsonObject>;
+
+  threads: {
+    create(
+      input: WithIdentity<{ agentId?: string; title?: string; metadata?: JsonObject; threadId?: string }>,
+    ): Promise<ThreadRow>;
+    list(
+      input: WithIdentity<{ agentId?: string; limit?: number; cursor?: string | null }>,
+    ): Promise<ListResult<ThreadRow>>;
+    /** Rows of the thread; `projectThreadState` turns them into the client view. */
+    get(input: WithIdentity<{ threadId: string }>): Promise<ThreadSnapshot>;
+    send(
+      input: WithIdentity<
+        { threadId: string; message: OutgoingMessage; cancelPending?: boolean } & RunRequestOptions
+      >,
+    ): Promise<SendResult>;
+    cancel(input: WithIdentity<{ threadId: string; reason?: string }>): Promise<{ version: number }>;
+    /** Committed events after `afterVersion`, then live until `signal` aborts. */
+    watch(
+      input: WithIdentity<{ threadId: string; afterVersion?: number; signal?: AbortSignal }>,
+    ): AsyncIterable<WatchEvent>;
+  };
+
+  actions: {
+    list(
+      input: WithIdentity<{ state?: ActionState; limit?: number; cursor?: string | null }>,
+    ): Promise<ListResult<ActionRow>>;
+    submit(
+      input: WithIdentity<
+        { threadId: string; actionId: string; payload: unknown; idempotencyKey?: string } & RunRequestOptions
+      >,
+    ): Promise<ActionResult>;
+    cancel(
+      input: WithIdentity<{ threadId: string; actionId: string; reason?: string; idempotencyKey?: string }>,
+    ): Promise<ActionResult>;
+    fail(
+      input: WithIdentity<{
+        threadId: string;
+        actionId: string;
+        error: string | { message: string };
+        idempotencyKey?: string;
+      }>,
+    ): Promise<ActionResult>;
+  };
+
+  files: {
+    upload(
+      input: WithIdentity<{
+        threadId?: string | null;
+        filename: string;
+        mediaType: string;
+        body: Uint8Array | ReadableStream<Uint8Array>;
+        size?: number;
+        metadata?: JsonObject;
+      }>,
+    ): Promise<UploadedFile>;
+    get(input: WithIdentity<{ fileId: string }>): Promise<StoredFileBody>;
+    head(input: WithIdentity<{ fileId: string }>): Promise<UploadedFile>;
+    downloadUrl?(input: WithIdentity<{ fileId: string; expiresInSeconds?: number }>): Promise<string | null>;
+  };
+}
