@@ -1,1 +1,3 @@
-export {};
+// Files conformance suite
+export type { FilesConformanceOptions } from "./files-conformance.js";
+export { runFilesConformance } from "./files-conformance.js";
