@@ -60,6 +60,24 @@ export type {
   WithIdentity,
 } from "./service/service-types.js";
 export type { LiveEvent, StoredThreadEvents, ThreadEvent } from "./state/events.js";
+// Client state projection (transport/client helper)
+export type {
+  PendingActionData,
+  PendingActionOriginData,
+  PendingActionRefData,
+  PendingSuspensionView,
+  ProjectedMessage,
+  ProjectedPart,
+  ProjectedToolPart,
+  ProjectThreadStateOptions,
+  SuspensionStateView,
+  SuspensionView,
+  ThreadStateView,
+  ToolDataItemView,
+  ToolDataView,
+  ToolPartSidecars,
+} from "./state/project-thread-state.js";
+export { isNativeToolPart, projectThreadState } from "./state/project-thread-state.js";
 // Persisted state
 export type {
   ActionRow,
