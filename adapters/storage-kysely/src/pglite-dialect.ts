@@ -1,0 +1,11 @@
+import type { PGlite } from "@electric-sql/pglite";
+import { type Dialect, PGliteDialect } from "kysely";
+
+/**
+ * A Kysely dialect over an `@electric-sql/pglite` instance (embedded Postgres in WASM).
+ * Kysely 0.29 ships a PGlite driver that runs transactions through PGlite's exclusive
+ * `transaction()`, so this only adapts the types. `db.destroy()` closes the PGlite instance.
+ */
+export function createPgliteDialect(pglite: PGlite): Dialect {
+  return new PGliteDialect({ pglite });
+}

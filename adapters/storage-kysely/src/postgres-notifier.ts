@@ -1,0 +1,189 @@
+import type { NotifierMessage, NotifierV1 } from "@pai/core";
+import { PaiError } from "@pai/core";
+import pg from "pg";
+
+export type PostgresNotifierOptions = {
+  /** Publishes go through this pool; the listening connection is a separate client with its settings. */
+  pool?: pg.Pool;
+  /** Used when no pool is given: the notifier opens (and closes) its own small pool. */
+  connectionString?: string;
+  /** NOTIFY channel shared by every process of one deployment (default `pai_notify`). */
+  channel?: string;
+  /** Called with connection errors of the listening client; it reconnects by itself. */
+  onError?: (error: unknown) => void;
+};
+
+/** A `NotifierV1` over Postgres LISTEN/NOTIFY. */
+export type PostgresNotifier = NotifierV1 & {
+  /** Resolves once the listening connection has run LISTEN (subscribing starts it). */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+};
+
+/** Postgres rejects NOTIFY payloads of 8000 bytes or more. */
+const MAX_PAYLOAD_BYTES = 7999;
+const RECONNECT_MIN_MS = 100;
+const RECONNECT_MAX_MS = 5_000;
+
+type Listener = (message: NotifierMessage) => void;
+
+function isNotifierMessage(value: unknown): value is NotifierMessage {
+  if (typeof value !== "object" || value === null) return false;
+  const message = value as Record<string, unknown>;
+  return (
+    (message.type === "thread-advanced" || message.type === "live") && typeof message.threadId === "string"
+  );
+}
+
+/**
+ * Fans notifier messages out across processes with Postgres LISTEN/NOTIFY, so a watcher on one
+ * server sees commits and live events of runs executing on another. Every process, including
+ * the publisher, receives messages through Postgres, which keeps one order for everyone.
+ * Live events too large for a NOTIFY payload are replaced by a small marker and not delivered;
+ * watchers catch up from storage on the next `thread-advanced`.
+ */
+export function postgresNotifier(options: PostgresNotifierOptions): PostgresNotifier {
+  if (!options.pool && !options.connectionString) {
+    throw new PaiError(
+      "INVALID_DEFINITION",
+      "postgresNotifier needs `pool` (a pg Pool) or `connectionString`.",
+    );
+  }
+  const channel = options.channel ?? "pai_notify";
+  const ownPool = options.pool ? null : new pg.Pool({ connectionString: options.connectionString, max: 2 });
+  const pool = options.pool ?? ownPool!;
+  const clientConfig: pg.ClientConfig = options.pool
+    ? { ...options.pool.options }
+    : { connectionString: options.connectionString };
+  const listeners = new Map<string, Set<Listener>>();
+
+  let client: pg.Client | null = null;
+  let connecting: Promise<void> | null = null;
+  let closed = false;
+  let delay = RECONNECT_MIN_MS;
+  let reconnectTimer: NodeJS.Timeout | null = null;
+  let publishChain: Promise<void> = Promise.resolve();
+
+  const dispatch = (payload: string | undefined) => {
+    let message: unknown;
+    try {
+      message = JSON.parse(payload ?? "");
+    } catch {
+      return;
+    }
+    if (!isNotifierMessage(message)) return;
+    for (const listener of [...(listeners.get(message.threadId) ?? [])]) {
+      try {
+        listener(message);
+      } catch {
+        // A faulty listener must not stop delivery to the others.
+      }
+    }
+  };
+
+  const scheduleReconnect = () => {
+    if (closed || reconnectTimer) return;
+    reconnectTimer = setTimeout(() => {
+      reconnectTimer = null;
+      connecting = connect().catch(() => {});
+    }, delay);
+    reconnectTimer.unref();
+    delay = Math.min(delay * 2, RECONNECT_MAX_MS);
+  };
+
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client(clientConfig);
+    const lost = (error?: unknown) => {
+      if (error !== undefined) options.onError?.(error);
+      if (client === next) client = null;
+      next.removeAllListeners();
+      next.on("error", () => {});
+      next.end().catch(() => {});
+      scheduleReconnect();
+    };
+    next.on("error", lost);
+    next.on("end", () => lost());
+    next.on("notification", (notification) => {
+      if (notification.channel === channel) dispatch(notification.payload);
+    });
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${next.escapeIdentifier(channel)}`);
+    } catch (error) {
+      lost(error);
+      throw error;
+    }
+    if (closed) {
+      await next.end().catch(() => {});
+      return;
+    }
+    client = next;
+    delay = RECONNECT_MIN_MS;
+  };
+
+  const start = (): Promise<void> => {
+    if (closed)
+      return Promise.reject(new PaiError("INTERNAL", "This postgresNotifier is closed; create a new one."));
+    if (client) return Promise.resolve();
+    connecting ??= connect().finally(() => {
+      connecting = null;
+    });
+    return connecting;
+  };
+
+  const encode = (message: NotifierMessage): string => {
+    const payload = JSON.stringify(message);
+    if (Buffer.byteLength(payload, "utf8") <= MAX_PAYLOAD_BYTES) return payload;
+    return JSON.stringify({ type: "live-dropped", threadId: message.threadId.slice(0, 1000) });
+  };
+
+  return {
+    specificationVersion: "v1",
+
+    publish(message) {
+      if (closed)
+        return Promise.reject(new PaiError("INTERNAL", "This postgresNotifier is closed; create a new one."));
+      const payload = encode(message);
+      // Serialized: each NOTIFY commits before the next starts, so this process's messages keep their order.
+      const sent = publishChain.then(async () => {
+        await pool.query("select pg_notify($1, $2)", [channel, payload]);
+      });
+      publishChain = sent.catch(() => {});
+      return sent;
+    },
+
+    subscribe(threadId, listener) {
+      let set = listeners.get(threadId);
+      if (!set) {
+        set = new Set();
+        listeners.set(threadId, set);
+      }
+      set.add(listener);
+      start().catch((error) => options.onError?.(error));
+      return () => {
+        set.delete(listener);
+        if (set.size === 0) listeners.delete(threadId);
+      };
+    },
+
+    async ready() {
+      while (!client) await start();
+    },
+
+    async close() {
+      closed = true;
+      if (reconnectTimer) clearTimeout(reconnectTimer);
+      await connecting?.catch(() => {});
+      const current = client;
+      client = null;
+      if (current) {
+        current.removeAllListeners();
+        current.on("error", () => {});
+        await current.end().catch(() => {});
+      }
+      await publishChain;
+      await ownPool?.end();
+      listeners.clear();
+    },
+  };
+}

@@ -1,0 +1,174 @@
+import type {
+  ActionRow,
+  JsonObject,
+  JsonValue,
+  MessageRow,
+  RunRow,
+  StoredThreadEvents,
+  ThreadEvent,
+  ThreadRow,
+  ToolDataRow,
+} from "@pai/core";
+import type { DialectFamily } from "./dialect-family.js";
+
+/** A row as the driver returns it; every value is checked or converted on the way out. */
+export type DbRow = Record<string, unknown>;
+
+/**
+ * JSON columns are jsonb on Postgres (the driver parses them) and text elsewhere (parsed here).
+ * Values are written as JSON text on every engine; Postgres casts the text to jsonb.
+ */
+export class RowCodec {
+  constructor(private readonly family: DialectFamily) {}
+
+  json(value: JsonValue | unknown): string {
+    return JSON.stringify(value);
+  }
+
+  nullableJson(value: JsonValue | null | undefined): string | null {
+    return value === null || value === undefined ? null : JSON.stringify(value);
+  }
+
+  parse<T>(value: unknown): T {
+    if (this.family === "postgres") return value as T;
+    return JSON.parse(value as string) as T;
+  }
+
+  parseNullable<T>(value: unknown): T | null {
+    return value === null || value === undefined ? null : this.parse<T>(value);
+  }
+
+  threadColumns(thread: ThreadRow): DbRow {
+    return {
+      scope_key: thread.scopeKey,
+      user_key: thread.userKey,
+      agent_id: thread.agentId,
+      title: thread.title,
+      status: thread.status,
+      active_run_id: thread.activeRunId,
+      metadata: this.nullableJson(thread.metadata),
+      created_at: thread.createdAt,
+    };
+  }
+
+  thread(row: DbRow): ThreadRow {
+    return {
+      threadId: row.thread_id as string,
+      scopeKey: row.scope_key as string,
+      userKey: (row.user_key as string | null) ?? null,
+      agentId: row.agent_id as string,
+      title: (row.title as string | null) ?? null,
+      status: row.status as ThreadRow["status"],
+      version: Number(row.version),
+      activeRunId: (row.active_run_id as string | null) ?? null,
+      metadata: this.parseNullable<JsonObject>(row.metadata),
+      createdAt: row.created_at as string,
+      updatedAt: row.updated_at as string,
+    };
+  }
+
+  messageColumns(message: MessageRow, threadId: string): DbRow {
+    return {
+      thread_id: threadId,
+      message_id: message.messageId,
+      position: message.position,
+      role: message.role,
+      message: this.json(message.message),
+      run_id: message.runId,
+      created_at: message.createdAt,
+      updated_at: message.updatedAt,
+    };
+  }
+
+  message(row: DbRow): MessageRow {
+    return {
+      threadId: row.thread_id as string,
+      messageId: row.message_id as string,
+      position: Number(row.position),
+      role: row.role as MessageRow["role"],
+      message: this.parse<MessageRow["message"]>(row.message),
+      runId: (row.run_id as string | null) ?? null,
+      createdAt: row.created_at as string,
+      updatedAt: row.updated_at as string,
+    };
+  }
+
+  runColumns(run: RunRow, threadId: string, seq: number): DbRow {
+    return {
+      thread_id: threadId,
+      run_id: run.runId,
+      status: run.status,
+      row: this.json(run),
+      created_at: run.createdAt,
+      seq,
+    };
+  }
+
+  run(row: DbRow): RunRow {
+    return this.parse<RunRow>(row.row);
+  }
+
+  actionColumns(action: ActionRow, threadId: string, seq: number): DbRow {
+    return {
+      thread_id: threadId,
+      action_id: action.actionId,
+      scope_key: action.scopeKey,
+      state: action.state,
+      created_at: action.createdAt,
+      episode: action.episode,
+      seq,
+      row: this.json(action),
+    };
+  }
+
+  action(row: DbRow): ActionRow {
+    return this.parse<ActionRow>(row.row);
+  }
+
+  toolDataColumns(item: ToolDataRow, threadId: string, seq: number): DbRow {
+    return {
+      thread_id: threadId,
+      tool_call_id: item.toolCallId,
+      channel: item.channel,
+      item_id: item.itemId,
+      value: this.json(item.value),
+      updated_at: item.updatedAt,
+      seq,
+    };
+  }
+
+  toolData(row: DbRow): ToolDataRow {
+    return {
+      threadId: row.thread_id as string,
+      toolCallId: row.tool_call_id as string,
+      channel: row.channel as string,
+      itemId: row.item_id as string,
+      value: this.parse<JsonValue>(row.value),
+      updatedAt: row.updated_at as string,
+    };
+  }
+
+  storedEvents(row: DbRow): StoredThreadEvents {
+    return {
+      threadId: row.thread_id as string,
+      version: Number(row.version),
+      events: this.parse<ThreadEvent[]>(row.events),
+      createdAt: row.created_at as string,
+    };
+  }
+}
+
+/** Keyset cursors are opaque to callers: base64url JSON of the last row's sort key. */
+export function encodeCursor(key: Array<string | number>): string {
+  return Buffer.from(JSON.stringify(key), "utf8").toString("base64url");
+}
+
+export function decodeCursor(cursor: string, length: number): Array<string | number> | null {
+  try {
+    const key: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (Array.isArray(key) && key.length === length) return key as Array<string | number>;
+  } catch {
+    // Falls through to null: the caller reports an invalid cursor.
+  }
+  return null;
+}
