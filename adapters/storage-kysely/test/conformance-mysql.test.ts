@@ -1,0 +1,3 @@
+import { runKyselyConformance } from "./support/kysely-conformance.js";
+
+await runKyselyConformance("mysql");
