@@ -33,7 +33,6 @@ type ThreadRecord = {
   /** Keyed by `toolDataKey`; an update keeps the item's first-write position. */
   toolData: Map<string, ToolDataRow>;
   events: StoredThreadEvents[];
-  leases: Map<string, Lease>;
 };
 
 const RECOVERABLE: ReadonlySet<RunRow["status"]> = new Set(["running", "queued"]);
@@ -53,6 +52,10 @@ const RECOVERABLE: ReadonlySet<RunRow["status"]> = new Set(["running", "queued"]
 export function memoryStorage(options: MemoryStorageOptions = {}): StorageV1 {
   const name = options.name ?? "memory";
   const threads = new Map<string, ThreadRecord>();
+  // Kept apart from the run rows: a lease may be taken before the run's first commit, and
+  // upserting a run never touches its lease.
+  const leases = new Map<string, Lease>();
+  const leaseKey = (threadId: string, runId: string) => JSON.stringify([threadId, runId]);
   const capabilities: StorageCapabilities = { sharedAcrossProcesses: false, listenNotify: false };
 
   const invalid = (message: string): never => {
@@ -187,17 +190,16 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageV1 {
     async acquireRunLease(input: RunLeaseInput) {
       const now = time(input.now, "acquireRunLease.now");
       const expiresAt = time(input.expiresAt, "acquireRunLease.expiresAt");
-      const record = threads.get(input.threadId);
-      if (!record?.runs.has(input.runId)) return false;
-      const held = record.leases.get(input.runId);
+      const key = leaseKey(input.threadId, input.runId);
+      const held = leases.get(key);
       if (held && held.owner !== input.owner && held.expiresAt > now) return false;
-      record.leases.set(input.runId, { owner: input.owner, expiresAt });
+      leases.set(key, { owner: input.owner, expiresAt });
       return true;
     },
 
     async releaseRunLease({ threadId, runId, owner }) {
-      const leases = threads.get(threadId)?.leases;
-      if (leases?.get(runId)?.owner === owner) leases.delete(runId);
+      const key = leaseKey(threadId, runId);
+      if (leases.get(key)?.owner === owner) leases.delete(key);
     },
 
     async listRecoverableRuns(input) {
@@ -207,7 +209,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageV1 {
       for (const record of threads.values()) {
         for (const run of record.runs.values()) {
           if (!RECOVERABLE.has(run.status)) continue;
-          const lease = record.leases.get(run.runId);
+          const lease = leases.get(leaseKey(run.threadId, run.runId));
           if (lease && lease.expiresAt > now) continue;
           candidates.push(run);
         }
@@ -231,7 +233,6 @@ function emptyRecord(events: ThreadEvent[]): ThreadRecord {
     actions: new Map(),
     toolData: new Map(),
     events: [],
-    leases: new Map(),
   };
 }
 
@@ -254,7 +255,7 @@ function toolDataKey(item: ToolDataRow): string {
   return JSON.stringify([item.toolCallId, item.channel, item.itemId]);
 }
 
-/** Same row semantics as `applyThreadEvent` in core; leases are kept when a run is upserted. */
+/** Same row semantics as `applyThreadEvent` in core. */
 function applyEvent(record: ThreadRecord, event: ThreadEvent): void {
   switch (event.type) {
     case "thread-updated":

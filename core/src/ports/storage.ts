@@ -96,6 +96,8 @@ export interface StorageV1 {
   /**
    * Takes or renews the lease of a run. Succeeds when the run has no lease, its lease
    * expired at `now`, or `owner` already holds it. Returns whether `owner` holds it now.
+   * The run need not be committed yet (a lease taken first reserves it), and a commit that
+   * upserts the run keeps its lease. A lease whose `expiresAt` is at or before `now` is expired.
    */
   acquireRunLease(input: RunLeaseInput): Promise<boolean>;
 

@@ -819,6 +819,17 @@ export function runStorageConformance<TStorage extends StorageV1>(
         expect(recoverable).toEqual([]);
       });
 
+      it("takes a lease before the run's first commit and keeps it when the run is committed", async () => {
+        const { threadId } = await setup([]);
+        const run = makeRunRow({ threadId, runId: id("r"), status: "queued" });
+        expect(await lease(threadId, run.runId, "owner-a", 100, 200)).toBe(true);
+        expect(await lease(threadId, run.runId, "owner-b", 110, 210)).toBe(false);
+        await commitOk(threadId, 1, [{ type: "run-upserted", run }], at(120));
+        expect(await lease(threadId, run.runId, "owner-b", 130, 230)).toBe(false);
+        expect(await recoverableOf(threadId, 130)).toEqual([]);
+        expect(await recoverableOf(threadId, 200)).toEqual([{ threadId, runId: run.runId }]);
+      });
+
       it("lists running and queued runs whose lease is absent or expired as recoverable", async () => {
         const { threadId, runs } = await setup([
           { status: "running" }, // 0: no lease -> recoverable
