@@ -1,0 +1,57 @@
+import type { ActionRow, JsonObject, ListResult, ThreadRow, UploadedFile } from "@pai/core";
+import { ThreadClient } from "./thread-client.js";
+import type { FileDownload, PaiTransport } from "./transport.js";
+
+export type PaiClientOptions = {
+  transport: PaiTransport;
+};
+
+/** A PAI client. `TAgent` is the agent (contract) it talks to; it narrows typed bindings. */
+export type PaiClient<TAgent = unknown> = {
+  readonly transport: PaiTransport;
+  /** The handle of one thread; the same handle for the same id. */
+  thread(threadId: string): ThreadClient<TAgent>;
+  /** Creates a thread and returns its handle. */
+  createThread(input?: Parameters<PaiTransport["threads"]["create"]>[0]): Promise<ThreadClient<TAgent>>;
+  listThreads(input?: Parameters<PaiTransport["threads"]["list"]>[0]): Promise<ListResult<ThreadRow>>;
+  /** Actions of the caller's scope across threads (an operator inbox), newest state first by server order. */
+  listActions(input?: Parameters<PaiTransport["actions"]["list"]>[0]): Promise<ListResult<ActionRow>>;
+  manifest(input?: { agentId?: string }): Promise<JsonObject>;
+  files: {
+    upload(input: Parameters<PaiTransport["files"]["upload"]>[0]): Promise<UploadedFile>;
+    get(input: { fileId: string; inline?: boolean }): Promise<FileDownload>;
+  };
+};
+
+/**
+ * Creates a transport-agnostic PAI client.
+ *
+ * @example
+ * const client = createPaiClient({ transport: createTrpcTransport({ url: "/api/trpc", path: "pai" }) });
+ * const thread = client.thread(threadId);
+ * const stop = thread.watch();
+ */
+export function createPaiClient<TAgent = unknown>(options: PaiClientOptions): PaiClient<TAgent> {
+  const { transport } = options;
+  const threads = new Map<string, ThreadClient<TAgent>>();
+  const thread = (threadId: string): ThreadClient<TAgent> => {
+    let handle = threads.get(threadId);
+    if (!handle) {
+      handle = new ThreadClient<TAgent>(transport, threadId);
+      threads.set(threadId, handle);
+    }
+    return handle;
+  };
+  return {
+    transport,
+    thread,
+    createThread: async (input = {}) => thread((await transport.threads.create(input)).threadId),
+    listThreads: (input) => transport.threads.list(input),
+    listActions: (input) => transport.actions.list(input),
+    manifest: (input) => transport.manifest(input),
+    files: {
+      upload: (input) => transport.files.upload(input),
+      get: (input) => transport.files.get(input),
+    },
+  };
+}

@@ -1,0 +1,15 @@
+export type { PaiClient, PaiClientOptions } from "./create-pai-client.js";
+export { createPaiClient } from "./create-pai-client.js";
+export { isPaiToolPart } from "./is-pai-tool-part.js";
+export type { PendingActionOrigin, PendingActionRef, PendingActionView } from "./pending-action-view.js";
+export type { ServiceTransportOptions } from "./service-transport.js";
+export { serviceTransport } from "./service-transport.js";
+export type {
+  LiveMessageText,
+  PaiThreadState,
+  ThreadConnection,
+  ThreadSendOptions,
+  ThreadWatchOptions,
+} from "./thread-client.js";
+export { ThreadClient } from "./thread-client.js";
+export type { FileDownload, PaiTransport } from "./transport.js";

@@ -1,0 +1,62 @@
+import type {
+  ActionResult,
+  ActionRow,
+  JsonObject,
+  ListResult,
+  PaiService,
+  SendResult,
+  ThreadRow,
+  ThreadSnapshot,
+  UploadedFile,
+  WatchEvent,
+} from "@pai/core";
+
+/** The input of a service method without the `identity` the server adds from its own context. */
+type ClientInput<TMethod extends (input: never) => unknown> = Omit<Parameters<TMethod>[0], "identity">;
+
+/** A file fetched through a transport: its bytes inline, or a time-limited URL to download them. */
+export type FileDownload =
+  | { file: UploadedFile; body: Uint8Array; downloadUrl?: undefined }
+  | { file: UploadedFile; downloadUrl: string; body?: undefined };
+
+/**
+ * How `@pai/client` reaches a PAI server: the `PaiService` surface without `identity` (the
+ * server derives it from the request). `@pai/transport-trpc/client` implements it over tRPC;
+ * `serviceTransport` implements it in-process. Implementations reject with `PaiError`s.
+ */
+export interface PaiTransport {
+  manifest(input?: { agentId?: string }): Promise<JsonObject>;
+  threads: {
+    create(input: ClientInput<PaiService["threads"]["create"]>): Promise<ThreadRow>;
+    list(input?: ClientInput<PaiService["threads"]["list"]>): Promise<ListResult<ThreadRow>>;
+    get(input: { threadId: string }): Promise<ThreadSnapshot>;
+    send(input: ClientInput<PaiService["threads"]["send"]>): Promise<SendResult>;
+    cancel(input: { threadId: string; reason?: string }): Promise<{ version: number }>;
+    /**
+     * Committed events after `afterVersion`, then live events until `signal` aborts. May end or
+     * throw when the connection drops; the thread client reconnects from its last version.
+     */
+    watch(input: {
+      threadId: string;
+      afterVersion?: number;
+      signal?: AbortSignal;
+    }): AsyncIterable<WatchEvent>;
+  };
+  actions: {
+    list(input?: ClientInput<PaiService["actions"]["list"]>): Promise<ListResult<ActionRow>>;
+    submit(input: ClientInput<PaiService["actions"]["submit"]>): Promise<ActionResult>;
+    cancel(input: ClientInput<PaiService["actions"]["cancel"]>): Promise<ActionResult>;
+    fail(input: ClientInput<PaiService["actions"]["fail"]>): Promise<ActionResult>;
+  };
+  files: {
+    upload(input: {
+      threadId?: string | null;
+      filename: string;
+      mediaType: string;
+      body: Uint8Array;
+      metadata?: JsonObject;
+    }): Promise<UploadedFile>;
+    /** Metadata plus the bytes, or a download URL when the server's file provider presigns. */
+    get(input: { fileId: string; inline?: boolean }): Promise<FileDownload>;
+  };
+}
