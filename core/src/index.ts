@@ -47,6 +47,15 @@ export type {
 } from "./ports/storage.js";
 // Ports
 export { defaultStorageCapabilities } from "./ports/storage.js";
+export type {
+  CapabilityAcquireContext,
+  CapabilityBinding,
+} from "./runtime/capability-bindings.js";
+export type { AgentLike, CreateAgentRuntimeOptions, CreatePaiOptions, Pai } from "./runtime/create-pai.js";
+// Runtime (lead)
+export { createAgentRuntime, createPai } from "./runtime/create-pai.js";
+export type { RuntimeErrorReport, RuntimeOptions } from "./runtime/runtime-options.js";
+export { createService } from "./service/create-service.js";
 // Service API
 export type { Identity, Register, Scope } from "./service/identity.js";
 export type {
@@ -94,3 +103,8 @@ export type {
 } from "./state/rows.js";
 export type { ThreadSnapshot } from "./state/snapshot.js";
 export { applyStoredEvents, applyThreadEvent } from "./state/snapshot.js";
+export {
+  analyzeRun,
+  cancellationText,
+  INTERRUPTED_TEXT,
+} from "./state/transitions.js";

@@ -67,6 +67,11 @@ export type RunRow = {
   clientTools: ClientToolSnapshot[];
   /** Untrusted request data passed to resolvers; never authorization. */
   clientData: JsonValue | null;
+  /**
+   * Identity of the request that last started or continued the run, kept so another
+   * process (after a restart or lease expiry) can resolve the same runtime context.
+   */
+  identity?: JsonValue | null;
   error: string | null;
   createdAt: string;
   updatedAt: string;

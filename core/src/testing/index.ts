@@ -1,4 +1,7 @@
 // Files conformance suite
+
+export type { TestRuntime, TestRuntimeOptions } from "./create-test-runtime.js";
+export { createTestRuntime } from "./create-test-runtime.js";
 export type { FilesConformanceOptions } from "./files-conformance.js";
 export { runFilesConformance } from "./files-conformance.js";
 // Storage conformance suite and row builders
@@ -10,6 +13,9 @@ export {
   makeThreadRow,
   makeToolDataRow,
 } from "./rows.js";
+export type { ScriptedModel, ScriptedStep } from "./scripted-model.js";
+// Test runtime and scripted model (lead)
+export { scriptedModel } from "./scripted-model.js";
 export type {
   StorageConformanceGroup,
   StorageConformanceOptions,

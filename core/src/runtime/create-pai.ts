@@ -1,0 +1,157 @@
+import { PaiError } from "../errors/pai-error.js";
+import type { JsonObject } from "../json/json-value.js";
+import { createService } from "../service/create-service.js";
+import type { Scope } from "../service/identity.js";
+import type { PaiService } from "../service/service-types.js";
+import type { RuntimeAgentDefinition } from "./definition-shapes.js";
+import { Engine } from "./engine.js";
+import type { RuntimeOptions } from "./runtime-options.js";
+
+/** Anything `defineAgent` returns (the runtime reads only its runtime fields). */
+export type AgentLike = { readonly kind: "agent"; readonly name?: string };
+
+export type CreatePaiOptions<TAgents extends Record<string, AgentLike>> = RuntimeOptions & {
+  /** Agents by registry id; `ctx.agentId` is that id and `ctx.agents` can run the others. */
+  agents: TAgents;
+};
+
+export type CreateAgentRuntimeOptions<TAgent extends AgentLike> = RuntimeOptions & {
+  agent: TAgent;
+};
+
+/** A running PAI instance: the service API plus trusted operations and lifecycle. */
+export type Pai<TAgents extends Record<string, AgentLike> = Record<string, AgentLike>> = {
+  /** The transport-neutral, identity-checked API every transport exposes. */
+  readonly service: PaiService;
+  readonly agents: TAgents;
+  /** Trusted server-side operations (never exposed to clients by a transport). */
+  readonly trusted: {
+    /** Appends a notification and continues generation; queued while a run is active. */
+    trigger(input: {
+      threadId: string;
+      scope: Scope;
+      identity?: unknown;
+      notification?: string;
+      data?: unknown;
+      hidden?: boolean;
+    }): Promise<{ runId: string; queued: boolean }>;
+  };
+  /** Resolves once this process has no more in-flight work for the thread (tests, scripts). */
+  waitForIdle(threadId: string): Promise<void>;
+  /** Adopts runs of crashed processes (expired leases). Returns how many were adopted. */
+  recover(options?: { limit?: number }): Promise<number>;
+  /** Polls `recover` every `intervalMs` until `close()`. */
+  startRecovery(options?: { intervalMs?: number }): () => void;
+  /** Stops in-flight runs of this process, releases leases and capability facades. */
+  close(): Promise<void>;
+  /** Internal engine, for sibling packages and tests. */
+  readonly engine: Engine;
+};
+
+function defaultScope(identity: unknown): Scope {
+  if (identity && typeof identity === "object") {
+    const record = identity as Record<string, unknown>;
+    if (typeof record.scopeKey === "string") {
+      return {
+        scopeKey: record.scopeKey,
+        userKey: typeof record.userKey === "string" ? record.userKey : null,
+      };
+    }
+  }
+  return { scopeKey: "default", userKey: null };
+}
+
+/** Creates a PAI instance for a registry of agents sharing one storage. */
+export function createPai<const TAgents extends Record<string, AgentLike>>(
+  options: CreatePaiOptions<TAgents>,
+): Pai<TAgents> {
+  const entries = Object.entries(options.agents ?? {});
+  if (entries.length === 0) {
+    throw new PaiError(
+      "INVALID_DEFINITION",
+      "createPai needs at least one agent: createPai({ agents: { main: agent } }).",
+    );
+  }
+  for (const [id, agent] of entries) {
+    if (!agent || (agent as { kind?: unknown }).kind !== "agent") {
+      throw new PaiError(
+        "INVALID_DEFINITION",
+        `agents.${id} is not an agent definition. Create it with defineAgent().`,
+      );
+    }
+  }
+  if (options.storage?.specificationVersion !== "v1") {
+    throw new PaiError(
+      "INVALID_DEFINITION",
+      "createPai needs a StorageV1 adapter, e.g. memoryStorage() from @pai/storage-memory or kyselyStorage() from @pai/storage-kysely.",
+    );
+  }
+  const engine = new Engine(
+    entries.map(([id, definition]) => ({ id, definition: definition as unknown as RuntimeAgentDefinition })),
+    options,
+  );
+  const scopeOf = async (identity: unknown) => {
+    const scope = await (options.scope ?? defaultScope)(identity as never);
+    if (!scope || typeof scope.scopeKey !== "string" || scope.scopeKey.length === 0) {
+      throw new PaiError(
+        "FORBIDDEN",
+        "The request has no scope. The host's scope(identity) must return a scopeKey.",
+      );
+    }
+    return scope;
+  };
+  const service = createService(engine, scopeOf);
+  const timers = new Set<ReturnType<typeof setInterval>>();
+  return {
+    service,
+    agents: options.agents,
+    engine,
+    trusted: {
+      trigger: async (input) => {
+        const snapshot = await engine.store.require(input.threadId);
+        if (snapshot.thread.scopeKey !== input.scope.scopeKey) {
+          throw new PaiError("NOT_FOUND", `Thread ${input.threadId} was not found.`);
+        }
+        return engine.trigger({ ...input, identity: input.identity ?? null });
+      },
+    },
+    waitForIdle: (threadId) => engine.waitForIdle(threadId),
+    recover: (recoverOptions) => engine.recover(recoverOptions),
+    startRecovery: (recoveryOptions = {}) => {
+      const timer = setInterval(() => {
+        void engine.recover().catch((error) => engine.reportError({ error, phase: "recovery" }));
+      }, recoveryOptions.intervalMs ?? 5_000);
+      timer.unref?.();
+      timers.add(timer);
+      return () => {
+        clearInterval(timer);
+        timers.delete(timer);
+      };
+    },
+    close: async () => {
+      for (const timer of timers) clearInterval(timer);
+      timers.clear();
+      await engine.close();
+    },
+  };
+}
+
+/**
+ * Creates a runtime for one agent. Its registry id (`ctx.agentId`) is the agent's own
+ * `name`, or `"agent"` when it has none.
+ */
+export function createAgentRuntime<const TAgent extends AgentLike>(
+  options: CreateAgentRuntimeOptions<TAgent>,
+): Pai<Record<string, TAgent>> {
+  const { agent, ...rest } = options;
+  if (!agent || (agent as { kind?: unknown }).kind !== "agent") {
+    throw new PaiError(
+      "INVALID_DEFINITION",
+      "createAgentRuntime needs { agent } created with defineAgent().",
+    );
+  }
+  const id = agent.name && agent.name.length > 0 ? agent.name : "agent";
+  return createPai({ ...rest, agents: { [id]: agent } as Record<string, TAgent> });
+}
+
+export type { JsonObject };

@@ -1,0 +1,47 @@
+import type { LanguageModel } from "ai";
+import type { FilesV1 } from "../ports/files.js";
+import type { NotifierV1 } from "../ports/notifier.js";
+import type { StorageV1 } from "../ports/storage.js";
+import type { Identity, Scope } from "../service/identity.js";
+import type { CapabilityBinding } from "./capability-bindings.js";
+
+/** Details handed to `onRuntimeError`; clients only ever see a redacted message. */
+export type RuntimeErrorReport = {
+  error: unknown;
+  phase: "model" | "tool" | "hook" | "run" | "recovery" | "notifier";
+  threadId?: string;
+  runId?: string;
+  toolName?: string;
+  toolCallId?: string;
+};
+
+/** Options shared by `createPai` and `createAgentRuntime`. */
+export type RuntimeOptions = {
+  storage: StorageV1;
+  /** Cross-instance notifications; in-process by default. */
+  notifier?: NotifierV1;
+  files?: FilesV1;
+  /** Bindings for capability tokens, keyed by capability id. */
+  capabilities?: Record<string, CapabilityBinding<any>>;
+  /** Model used when an agent declares none. */
+  model?: LanguageModel;
+  /**
+   * Derives the trusted scope from the host's identity. Defaults to reading
+   * `identity.scopeKey` / `identity.userKey`, or a single shared scope when identity is absent.
+   */
+  scope?: (identity: Identity) => Scope | Promise<Scope>;
+  /** Injected clock (tests use a simulated one). */
+  clock?: () => Date;
+  /** Injected id generator (tests use sequential ids). */
+  generateId?: () => string;
+  /** Full details of unexpected errors (tools, hooks, models, recovery). */
+  onRuntimeError?: (report: RuntimeErrorReport) => void;
+  /** Lease length for runs driven by this process, in ms. Default 30 s. */
+  leaseMs?: number;
+  /** Identifies this process in leases. Default: a random id. */
+  instanceId?: string;
+  /** Default step limit when an agent sets no `maxSteps`. Default 20. */
+  maxSteps?: number;
+  /** Maximum serialized size of a request's client-tool snapshot, in bytes. Default 64 KiB. */
+  maxClientToolsBytes?: number;
+};

@@ -1,0 +1,164 @@
+import { PaiError } from "../errors/pai-error.js";
+import type { NotifierV1 } from "../ports/notifier.js";
+import type { StorageV1 } from "../ports/storage.js";
+import type { ThreadEvent } from "../state/events.js";
+import { applyStoredEvents, type ThreadSnapshot } from "../state/snapshot.js";
+import type { Transition } from "../state/transitions.js";
+import { KeyedMutex } from "./keyed-mutex.js";
+
+export type TransactResult = { snapshot: ThreadSnapshot; version: number; events: ThreadEvent[] };
+
+const MAX_CONFLICT_RETRIES = 8;
+
+/**
+ * The runtime's only path to storage writes: applies a pure transition to the freshest
+ * snapshot and commits it against that snapshot's version. On a version conflict it
+ * reloads and re-applies the transition, so a decision is always made on current state.
+ * Commits of one thread are serialized inside this process; other processes are handled
+ * by the optimistic version check.
+ */
+export class ThreadStore {
+  readonly #mutex = new KeyedMutex();
+  /**
+   * Snapshots of threads this process is actively driving, so a step does not re-read the
+   * whole thread. Evicted when the process stops working on a thread (parked threads hold
+   * no memory) and bounded as a safety net.
+   */
+  readonly #cache = new Map<string, ThreadSnapshot>();
+  static readonly MAX_CACHED = 256;
+
+  constructor(
+    readonly storage: StorageV1,
+    readonly notifier: NotifierV1,
+    readonly clock: () => Date,
+  ) {}
+
+  now(): string {
+    return this.clock().toISOString();
+  }
+
+  async load(threadId: string): Promise<ThreadSnapshot | null> {
+    return this.storage.loadThread({ threadId });
+  }
+
+  async require(threadId: string): Promise<ThreadSnapshot> {
+    const snapshot = await this.load(threadId);
+    if (!snapshot) throw new PaiError("NOT_FOUND", `Thread ${threadId} was not found.`);
+    return snapshot;
+  }
+
+  /** Keeps a snapshot while this process drives the thread. */
+  #remember(threadId: string, snapshot: ThreadSnapshot): void {
+    if (!this.#active.has(threadId)) return;
+    this.#cache.delete(threadId);
+    this.#cache.set(threadId, snapshot);
+    if (this.#cache.size > ThreadStore.MAX_CACHED) {
+      const oldest = this.#cache.keys().next().value;
+      if (oldest !== undefined) this.#cache.delete(oldest);
+    }
+  }
+
+  readonly #active = new Map<string, number>();
+
+  /** Marks a thread as driven by this process (enables caching) until the returned release is called. */
+  hold(threadId: string): () => void {
+    this.#active.set(threadId, (this.#active.get(threadId) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const count = (this.#active.get(threadId) ?? 1) - 1;
+      if (count <= 0) {
+        this.#active.delete(threadId);
+        this.#cache.delete(threadId);
+      } else this.#active.set(threadId, count);
+    };
+  }
+
+  /** Latest snapshot: cached while driven, otherwise one storage read. */
+  async snapshot(threadId: string): Promise<ThreadSnapshot> {
+    return this.#cache.get(threadId) ?? (await this.require(threadId));
+  }
+
+  /** Number of cached snapshots (benchmarks check that parked threads hold none). */
+  get cachedThreads(): number {
+    return this.#cache.size;
+  }
+
+  /**
+   * Runs `decide` on fresh state and commits its events. A rejection throws a `PaiError`
+   * and writes nothing. `decide` must be pure: it may run again after a conflict.
+   */
+  async transact(
+    threadId: string,
+    decide: (snapshot: ThreadSnapshot, now: string) => Transition,
+    options: { create?: boolean } = {},
+  ): Promise<TransactResult> {
+    return this.#mutex.run(threadId, async () => {
+      for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
+        const cached = attempt === 0 && !options.create ? this.#cache.get(threadId) : undefined;
+        const snapshot = options.create ? null : (cached ?? (await this.require(threadId)));
+        const now = this.now();
+        const base = snapshot ?? emptySnapshot(threadId, now);
+        const transition = decide(base, now);
+        if (!transition.ok) {
+          throw new PaiError(
+            transition.code,
+            transition.message,
+            transition.issues ? { issues: transition.issues } : {},
+          );
+        }
+        if (transition.events.length === 0) {
+          return { snapshot: base, version: base.thread.version, events: [] };
+        }
+        const expectedVersion = snapshot ? snapshot.thread.version : 0;
+        const result = await this.storage.commit({
+          threadId,
+          expectedVersion,
+          events: transition.events,
+          now,
+        });
+        if (result.ok) {
+          const committed = { threadId, version: result.version, events: transition.events, createdAt: now };
+          const next = applyStoredEvents(base, committed);
+          this.#remember(threadId, next);
+          void this.notifier
+            .publish({ type: "thread-advanced", threadId, version: result.version })
+            .catch(() => undefined);
+          return { snapshot: next, version: result.version, events: transition.events };
+        }
+        this.#cache.delete(threadId);
+        if (options.create) {
+          throw new PaiError("CONFLICT", `Thread ${threadId} already exists. Use another id.`);
+        }
+      }
+      throw new PaiError(
+        "CONFLICT",
+        `Thread ${threadId} kept changing while this change was applied; retry the request.`,
+      );
+    });
+  }
+}
+
+/** The snapshot a transition sees before a thread exists. */
+export function emptySnapshot(threadId: string, now: string): ThreadSnapshot {
+  return {
+    thread: {
+      threadId,
+      scopeKey: "",
+      userKey: null,
+      agentId: "",
+      title: null,
+      status: "idle",
+      version: 0,
+      activeRunId: null,
+      metadata: null,
+      createdAt: now,
+      updatedAt: now,
+    },
+    messages: [],
+    runs: [],
+    actions: [],
+    toolData: [],
+  };
+}
