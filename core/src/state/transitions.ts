@@ -291,6 +291,25 @@ export function setRunStatus(
     return reject("CONFLICT", `Run ${input.runId} already ${run.status}.`);
   }
   const terminal = TERMINAL_RUN_STATUSES.has(input.status);
+  if (input.status === "completed" && pendingActions(snapshot, run.runId).length > 0) {
+    return reject(
+      "CONFLICT",
+      `Run ${input.runId} has pending actions; it cannot complete before they are resolved.`,
+    );
+  }
+  if (input.status === "cancelled" || input.status === "failed") {
+    if (
+      pendingActions(snapshot, run.runId).length > 0 ||
+      analyzeRun(snapshot, run.runId).unsettled.length > 0
+    ) {
+      return closeRun(snapshot, {
+        runId: run.runId,
+        status: input.status,
+        reason: input.error ?? null,
+        now: input.now,
+      });
+    }
+  }
   const next: RunRow = {
     ...run,
     status: input.status,
@@ -317,11 +336,22 @@ export function cancelRun(
   snapshot: ThreadSnapshot,
   input: { runId: string; reason: string | null; now: string },
 ): Transition {
+  return closeRun(snapshot, { ...input, status: "cancelled" });
+}
+
+/**
+ * Ends a run as cancelled or failed: pending actions are cancelled and tool calls without an
+ * outcome get a model-visible `output-error`, so no pending work outlives its run.
+ */
+function closeRun(
+  snapshot: ThreadSnapshot,
+  input: { runId: string; reason: string | null; now: string; status: "cancelled" | "failed" },
+): Transition {
   const run = findRun(snapshot, input.runId);
   if (!run) return reject("NOT_FOUND", `No run ${input.runId} in thread ${snapshot.thread.threadId}.`);
   if (TERMINAL_RUN_STATUSES.has(run.status))
     return reject("CONFLICT", `Run ${input.runId} already ${run.status}.`);
-  const errorText = cancellationText(input.reason);
+  const errorText = input.status === "cancelled" ? cancellationText(input.reason) : failureText(input.reason);
   const events: ThreadEvent[] = [];
   for (const action of pendingActions(snapshot, run.runId)) {
     events.push({
@@ -339,19 +369,28 @@ export function cancelRun(
     }
     if (message !== tail) events.push({ type: "message-upserted", message });
   }
-  const status = setRunStatus(snapshot, {
-    runId: run.runId,
-    status: "cancelled",
-    error: input.reason,
-    now: input.now,
+  events.push({
+    type: "run-upserted",
+    run: {
+      ...run,
+      status: input.status,
+      error: input.reason ?? run.error,
+      updatedAt: input.now,
+      finishedAt: input.now,
+    },
   });
-  if (!status.ok) return status;
-  return { ok: true, events: [...events, ...status.events] };
+  events.push(threadEvent(snapshot, { status: "idle", activeRunId: null }, input.now));
+  return { ok: true, events };
 }
 
 /** The model-visible text of a cancelled call. Clients read it as `part.cancelled`. */
 export function cancellationText(reason: string | null | undefined): string {
   return reason ? `Cancelled: ${reason}` : "Cancelled: the call was abandoned before it produced a result.";
+}
+
+/** The model-visible text of a call abandoned because its run failed. */
+export function failureText(reason: string | null | undefined): string {
+  return reason ? `Run failed: ${reason}` : "Run failed before this call produced a result.";
 }
 
 export const INTERRUPTED_TEXT =
