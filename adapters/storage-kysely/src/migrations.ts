@@ -1,5 +1,5 @@
 import { PaiError } from "@pai/core";
-import { type Expression, type Kysely, sql } from "kysely";
+import { type ColumnDataType, type Expression, type Kysely, sql } from "kysely";
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
 import { type DialectFamily, detectDialectFamily } from "./dialect-family.js";
 import { type TableNames, tableNames } from "./table-names.js";
@@ -12,7 +12,7 @@ export type MigrateOptions = {
 };
 
 type ColumnKind = "id" | "stamp" | "json" | "text" | "short" | "int" | "bigint";
-type ColumnType = string | Expression<unknown>;
+type ColumnType = ColumnDataType | Expression<unknown>;
 
 // Ids and timestamps compare byte-wise on every engine so ordering and keyset cursors match
 // JavaScript string order (Postgres and MariaDB default to locale-aware collations).

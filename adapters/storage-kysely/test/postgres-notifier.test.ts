@@ -1,0 +1,128 @@
+import type { NotifierMessage } from "@pai/core";
+import { makeThreadRow } from "@pai/core/testing";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { kyselyStorage, migrateToLatest, postgresNotifier } from "../src/index.js";
+import { openEngine } from "./support/engines.js";
+
+const engine = await openEngine("postgres", "notify");
+const url = process.env.PAI_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** Collects messages and resolves once `count` have arrived. */
+function collector() {
+  const messages: NotifierMessage[] = [];
+  const waiters: Array<{ count: number; resolve: () => void }> = [];
+  const listener = (message: NotifierMessage) => {
+    messages.push(message);
+    for (const waiter of waiters) if (messages.length >= waiter.count) waiter.resolve();
+  };
+  const until = (count: number) =>
+    new Promise<void>((resolve, reject) => {
+      if (messages.length >= count) return resolve();
+      waiters.push({ count, resolve });
+      setTimeout(() => reject(new Error(`got ${messages.length} of ${count} messages`)), 5_000).unref();
+    });
+  return { messages, listener, until };
+}
+
+describe.skipIf("skip" in engine)("postgresNotifier", () => {
+  const channel = `pai_test_${globalThis.crypto.randomUUID().slice(0, 8)}`;
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  // Publisher and watcher stand for two servers: separate pools, separate LISTEN connections.
+  const serverA = postgresNotifier({ connectionString: url, channel });
+  const serverB = postgresNotifier({ pool, channel });
+  afterAll(async () => {
+    await serverA.close();
+    await serverB.close();
+    await pool.end();
+    if (!("skip" in engine)) await engine.dispose();
+  });
+
+  it("delivers messages published on one connection to a subscriber on another, in order", async () => {
+    const { messages, listener, until } = collector();
+    const unsubscribe = serverB.subscribe("thread-1", listener);
+    serverB.subscribe("thread-2", () => expect.fail("a listener of another thread was called"));
+    await serverB.ready();
+    const live = (delta: string): NotifierMessage => ({
+      type: "live",
+      threadId: "thread-1",
+      event: { type: "text-delta", threadId: "thread-1", runId: "r", messageId: "m", delta },
+    });
+    // Identical payloads must both arrive (Postgres folds duplicates only inside one transaction).
+    for (const message of [live("a"), live("a"), live("b")]) await serverA.publish(message);
+    await serverA.publish({ type: "thread-advanced", threadId: "thread-1", version: 3 });
+    await until(4);
+    expect(messages).toEqual([
+      live("a"),
+      live("a"),
+      live("b"),
+      { type: "thread-advanced", threadId: "thread-1", version: 3 },
+    ]);
+    unsubscribe();
+  });
+
+  it("drops live events too large for NOTIFY and keeps delivering the rest", async () => {
+    const { messages, listener, until } = collector();
+    serverB.subscribe("thread-big", listener);
+    await serverB.ready();
+    const big: NotifierMessage = {
+      type: "live",
+      threadId: "thread-big",
+      event: {
+        type: "text-delta",
+        threadId: "thread-big",
+        runId: "r",
+        messageId: "m",
+        delta: "x".repeat(10_000),
+      },
+    };
+    await serverA.publish(big);
+    await serverA.publish({ type: "thread-advanced", threadId: "thread-big", version: 1 });
+    await until(1);
+    expect(messages).toEqual([{ type: "thread-advanced", threadId: "thread-big", version: 1 }]);
+  });
+
+  it("publishes thread-advanced for each commit of a storage given the notifier", async () => {
+    if ("skip" in engine) return;
+    await migrateToLatest(engine.db, { tablePrefix: engine.prefix });
+    const storage = kyselyStorage({ db: engine.db, tablePrefix: engine.prefix, notifier: serverA });
+    const { messages, listener, until } = collector();
+    serverB.subscribe("committed", listener);
+    await serverB.ready();
+    const thread = makeThreadRow({ threadId: "committed", scopeKey: "s" });
+    await storage.commit({
+      threadId: "committed",
+      expectedVersion: 0,
+      events: [{ type: "thread-updated", thread }],
+      now: thread.updatedAt,
+    });
+    await storage.commit({
+      threadId: "committed",
+      expectedVersion: 1,
+      events: [{ type: "thread-updated", thread }],
+      now: thread.updatedAt,
+    });
+    await until(2);
+    expect(messages).toEqual(
+      [1, 2].map((version) => ({ type: "thread-advanced", threadId: "committed", version })),
+    );
+  });
+
+  it("reconnects and listens again after its connection is killed", async () => {
+    const { messages, listener, until } = collector();
+    serverB.subscribe("after-kill", listener);
+    await serverB.ready();
+    const killed = await pool.query(
+      "select pg_terminate_backend(pid) from pg_stat_activity where query = $1 and pid <> pg_backend_pid()",
+      [`LISTEN "${channel}"`],
+    );
+    expect(killed.rowCount).toBe(1); // only serverB listens: serverA never subscribed
+    // Publish until the reconnected listener hears one (messages sent while it is down are lost by design).
+    for (let attempt = 0; attempt < 50 && messages.length === 0; attempt++) {
+      await serverA.publish({ type: "thread-advanced", threadId: "after-kill", version: attempt });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await until(1);
+    expect(messages[0]).toMatchObject({ type: "thread-advanced", threadId: "after-kill" });
+  });
+});
