@@ -479,7 +479,17 @@ export class Engine {
       if (activeRun(state)) return { ok: true, events: [] };
       const queued = state.runs.find((run) => run.runId === next.runId);
       if (queued?.status !== "queued") return { ok: true, events: [] };
-      return setRunStatus(state, { runId: next.runId, status: "running", now });
+      // A queued run starts with the newest client-tool snapshot any request gave this thread.
+      const latest = [...state.runs]
+        .filter((run) => run.status !== "queued")
+        .sort((a, b) => a.updatedAt.localeCompare(b.updatedAt))
+        .at(-1);
+      return setRunStatus(state, {
+        runId: next.runId,
+        status: "running",
+        now,
+        ...(queued.clientTools.length === 0 && latest ? { clientTools: latest.clientTools } : {}),
+      });
     });
     const started = result.snapshot.runs.find((run) => run.runId === next.runId);
     if (started?.status === "running") {
@@ -1442,13 +1452,16 @@ export class Engine {
           request,
         );
         if (after.type === "output" && registration?.onOutput) {
-          await registration.onOutput({
-            ...(await request.resolverArgs()),
-            input: part?.input,
-            output: after.output,
-            tool: { name: action.toolName },
-            call: { toolCallId: action.toolCallId },
-          });
+          const observerArgs = await request.resolverArgs();
+          await this.#observeOutput(input.threadId, run.runId, () =>
+            registration.onOutput!({
+              ...observerArgs,
+              input: part?.input,
+              output: after.output,
+              tool: { name: action.toolName },
+              call: { toolCallId: action.toolCallId },
+            }),
+          );
         }
         outcome =
           after.type === "output"
@@ -1537,6 +1550,19 @@ export class Engine {
       void this.continueRun(input.threadId, run.runId, input.identity, input.scope);
     }
     return { action: resolved, version: result.version };
+  }
+
+  /**
+   * Runs an `onOutput` observer for an answer a client submitted. A throw fails the run
+   * (reported in full to onRuntimeError) and the client gets a redacted error.
+   */
+  async #observeOutput(threadId: string, runId: string, observe: () => unknown): Promise<void> {
+    try {
+      await observe();
+    } catch (error) {
+      await this.#failRun(threadId, runId, new FatalHookError("onOutput", error));
+      throw new PaiError("INTERNAL", REDACTED_ERROR_MESSAGE, { cause: error });
+    }
   }
 
   #submitSchema(action: ActionRow, registration: RuntimeToolRegistration | undefined, run: RunRow) {

@@ -1,3 +1,4 @@
+import { asSchema } from "ai";
 import { validateSchema } from "../definitions/schema.js";
 import { getErrorMessage, PaiError } from "../errors/pai-error.js";
 import { toolFailureDetails } from "../errors/tool-failure.js";
@@ -51,8 +52,8 @@ export async function resolveDescription(
     if (!(await resolveEnabled(child, childArgs))) continue;
     tools[name] = {
       description: await resolveDescription(child, childArgs),
-      inputSchema: child.tool.config.inputSchema,
-      ...(child.tool.config.outputSchema ? { outputSchema: child.tool.config.outputSchema } : {}),
+      inputSchema: asSchema(child.tool.config.inputSchema),
+      ...(child.tool.config.outputSchema ? { outputSchema: asSchema(child.tool.config.outputSchema) } : {}),
     };
   }
   return description({ context, tools: Object.freeze(tools) });
