@@ -111,7 +111,10 @@ export function readFileBody(body: FileBody, options: FileBodyReaderOptions = {}
       bytesRead += chunk.byteLength;
       if (expectedSize !== undefined && bytesRead > expectedSize) throw sizeMismatch(expectedSize, bytesRead);
       if (maxBytes !== undefined && bytesRead > maxBytes) {
-        throw new PaiError("PAYLOAD_TOO_LARGE", `The file body is larger than the limit of ${maxBytes} bytes.`);
+        throw new PaiError(
+          "PAYLOAD_TOO_LARGE",
+          `The file body is larger than the limit of ${maxBytes} bytes.`,
+        );
       }
       if (chunk.byteLength > 0) yield chunk;
     }
@@ -133,7 +136,10 @@ function sizeMismatch(expected: number, actual: number): PaiError {
 }
 
 /** Reads a whole body into one `Uint8Array` (a copy; the caller's buffer is never kept). */
-export async function collectFileBody(body: FileBody, options: FileBodyReaderOptions = {}): Promise<Uint8Array> {
+export async function collectFileBody(
+  body: FileBody,
+  options: FileBodyReaderOptions = {},
+): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
   const reader = readFileBody(body, options);
   for await (const chunk of reader) parts.push(chunk);
@@ -147,8 +153,14 @@ export async function collectFileBody(body: FileBody, options: FileBodyReaderOpt
 }
 
 /** A web `ReadableStream` over any `FileBody`; pulls lazily, cancels the source on cancel. */
-export function fileBodyToStream(body: FileBody, options: FileBodyReaderOptions = {}): ReadableStream<Uint8Array> {
-  if (typeof (body as ReadableStream<Uint8Array>).getReader === "function" && Object.keys(options).length === 0) {
+export function fileBodyToStream(
+  body: FileBody,
+  options: FileBodyReaderOptions = {},
+): ReadableStream<Uint8Array> {
+  if (
+    typeof (body as ReadableStream<Uint8Array>).getReader === "function" &&
+    Object.keys(options).length === 0
+  ) {
     return body as ReadableStream<Uint8Array>;
   }
   const iterator = readFileBody(body, options)[Symbol.asyncIterator]();

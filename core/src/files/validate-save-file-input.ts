@@ -51,7 +51,10 @@ export function validateSaveFileInput(input: SaveFileInput): ValidatedSaveFileIn
     throw invalid("size", "expected a non-negative integer byte count, or leave it out.");
   }
   if (!isFileBody(body)) {
-    throw invalid("body", "expected a Uint8Array, a ReadableStream of Uint8Array or an AsyncIterable of Uint8Array.");
+    throw invalid(
+      "body",
+      "expected a Uint8Array, a ReadableStream of Uint8Array or an AsyncIterable of Uint8Array.",
+    );
   }
   let normalized: JsonObject | null = null;
   if (metadata !== undefined && metadata !== null) {

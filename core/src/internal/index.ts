@@ -1,4 +1,3 @@
-export {};
 // Files: helpers for FilesV1 providers
 export { createFileId, FILE_ID_PATTERN, isFileId } from "../files/file-id.js";
 export { fileNotFoundError } from "../files/file-not-found.js";

@@ -234,7 +234,10 @@ export function runFilesConformance(options: FilesConformanceOptions): void {
       const read = await files.read({ scopeKey, fileId: saved.fileId });
       expect(read.body).toBeInstanceOf(ReadableStream);
       const digest = await streamDigest(read.body);
-      expect(digest).toEqual({ size: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") });
+      expect(digest).toEqual({
+        size: bytes.length,
+        sha256: createHash("sha256").update(bytes).digest("hex"),
+      });
     });
 
     it("does not keep a reference to the caller's buffer", async () => {
@@ -248,7 +251,12 @@ export function runFilesConformance(options: FilesConformanceOptions): void {
 
     it("round-trips Unicode filenames and media type parameters", async () => {
       const scopeKey = scope();
-      const names = ["Bericht für März 2024.csv", "報告 書.pdf", "emoji 🚀✨.txt", "quote \"and\" 'x'; semi.txt"];
+      const names = [
+        "Bericht für März 2024.csv",
+        "報告 書.pdf",
+        "emoji 🚀✨.txt",
+        "quote \"and\" 'x'; semi.txt",
+      ];
       for (const filename of names) {
         const saved = await files.save(
           input(scopeKey, encoder.encode(filename), { filename, mediaType: "text/plain; charset=utf-8" }),
@@ -284,7 +292,9 @@ export function runFilesConformance(options: FilesConformanceOptions): void {
       const scopeKey = scope();
       const filename = "same-name-report.csv";
       const saved = await Promise.all(
-        Array.from({ length: 10 }, (_, index) => files.save(input(scopeKey, encoder.encode(`v${index}`), { filename }))),
+        Array.from({ length: 10 }, (_, index) =>
+          files.save(input(scopeKey, encoder.encode(`v${index}`), { filename })),
+        ),
       );
       const ids = saved.map((file) => file.fileId);
       expect(new Set(ids).size).toBe(ids.length);
@@ -337,7 +347,13 @@ export function runFilesConformance(options: FilesConformanceOptions): void {
     it("reports unknown and malformed ids as NOT_FOUND", async () => {
       const scopeKey = scope();
       await files.save(input(scopeKey, encoder.encode("present")));
-      for (const fileId of ["file_00000000000000000000000000000000", "../../etc/passwd", "", "a/b", "%2e%2e"]) {
+      for (const fileId of [
+        "file_00000000000000000000000000000000",
+        "../../etc/passwd",
+        "",
+        "a/b",
+        "%2e%2e",
+      ]) {
         await expectNotFound(files.head({ scopeKey, fileId }));
         await expectNotFound(files.read({ scopeKey, fileId }));
         await expectNotFound(files.delete({ scopeKey, fileId }));
@@ -365,10 +381,14 @@ export function runFilesConformance(options: FilesConformanceOptions): void {
       await expectInvalid(files.save(input(scopeKey, body, { size: -1 })));
       await expectInvalid(files.save(input(scopeKey, "text" as unknown as FileBody)));
       await expectInvalid(
-        files.save(input(scopeKey, body, { metadata: { when: new Date() } as unknown as SaveFileInput["metadata"] })),
+        files.save(
+          input(scopeKey, body, { metadata: { when: new Date() } as unknown as SaveFileInput["metadata"] }),
+        ),
       );
       await expectInvalid(
-        files.save(input(scopeKey, iterableOf(["text" as unknown as Uint8Array]), { filename: "bad-chunk.txt" })),
+        files.save(
+          input(scopeKey, iterableOf(["text" as unknown as Uint8Array]), { filename: "bad-chunk.txt" }),
+        ),
       );
     });
 
@@ -406,7 +426,9 @@ export function runFilesConformance(options: FilesConformanceOptions): void {
       const controller = new AbortController();
       const reason = new Error("stop before start");
       controller.abort(reason);
-      const error = await caught(files.save(input(scopeKey, encoder.encode("x"), { signal: controller.signal })));
+      const error = await caught(
+        files.save(input(scopeKey, encoder.encode("x"), { signal: controller.signal })),
+      );
       expect(error).toBe(reason);
     });
 

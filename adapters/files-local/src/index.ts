@@ -1,0 +1,2 @@
+export type { LocalFilesOptions } from "./local-files.js";
+export { localFiles } from "./local-files.js";
