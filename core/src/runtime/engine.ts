@@ -6,7 +6,8 @@ import {
   streamText,
   type ToolSet,
 } from "ai";
-import { formatIssues, validateSchema } from "../definitions/schema.js";
+import { validatingJsonSchema } from "../definitions/json-schema-validation.js";
+import { validateSchema } from "../definitions/schema.js";
 import { getErrorMessage, PaiError, REDACTED_ERROR_MESSAGE } from "../errors/pai-error.js";
 import { toolFailureDetails } from "../errors/tool-failure.js";
 import { type JsonObject, type JsonValue, normalizeJson } from "../json/json-value.js";
@@ -1571,7 +1572,7 @@ export class Engine {
     }
     if (registration) return registration.tool.config.outputSchema;
     const clientTool = run.clientTools.find((tool) => tool.name === action.toolName);
-    return clientTool?.outputSchema ? jsonSchemaWithValidation(clientTool.outputSchema) : undefined;
+    return clientTool?.outputSchema ? validatingJsonSchema(clientTool.outputSchema) : undefined;
   }
 
   async #parseResume(
@@ -1724,64 +1725,4 @@ function stripForModel(message: MessageRow["message"]) {
   return message;
 }
 
-/**
- * A JSON Schema for a frontend-defined client tool's output, with structural validation of
- * the common keywords (type, required, properties, items, enum) so invalid client output is
- * rejected and the action keeps waiting.
- */
-function jsonSchemaWithValidation(schema: JsonObject) {
-  return jsonSchema(schema as never, {
-    validate: (value: unknown) => {
-      const problems = checkJsonSchema(schema, value, []);
-      return problems.length === 0
-        ? { success: true as const, value }
-        : {
-            success: false as const,
-            error: Object.assign(new Error(formatIssues(problems)), { issues: problems }),
-          };
-    },
-  });
-}
-
-type Problem = { message: string; path: Array<string | number> };
-
-function checkJsonSchema(schema: unknown, value: unknown, path: Array<string | number>): Problem[] {
-  if (typeof schema !== "object" || schema === null) return [];
-  const s = schema as Record<string, unknown>;
-  const problems: Problem[] = [];
-  const typeOf = (v: unknown) =>
-    v === null ? "null" : Array.isArray(v) ? "array" : Number.isInteger(v) ? "integer" : typeof v;
-  if (s.type !== undefined) {
-    const allowed = Array.isArray(s.type) ? (s.type as string[]) : [s.type as string];
-    const actual = typeOf(value);
-    const ok = allowed.some((type) => type === actual || (type === "number" && actual === "integer"));
-    if (!ok) return [{ message: `Expected ${allowed.join(" or ")}, received ${actual}`, path }];
-  }
-  if (Array.isArray(s.enum) && !s.enum.some((option) => JSON.stringify(option) === JSON.stringify(value))) {
-    problems.push({ message: `Expected one of ${JSON.stringify(s.enum)}`, path });
-  }
-  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
-    const record = value as Record<string, unknown>;
-    for (const key of (s.required as string[] | undefined) ?? []) {
-      if (!(key in record)) problems.push({ message: "Required", path: [...path, key] });
-    }
-    const properties = (s.properties as Record<string, unknown> | undefined) ?? {};
-    for (const [key, child] of Object.entries(properties)) {
-      if (key in record) problems.push(...checkJsonSchema(child, record[key], [...path, key]));
-    }
-    if (s.additionalProperties === false) {
-      for (const key of Object.keys(record)) {
-        if (!(key in properties)) problems.push({ message: "Unexpected property", path: [...path, key] });
-      }
-    }
-  }
-  if (Array.isArray(value) && s.items) {
-    value.forEach((item, index) => {
-      problems.push(...checkJsonSchema(s.items, item, [...path, index]));
-    });
-  }
-  return problems;
-}
-
-export type { StoredToolPart };
 export { toolNameOfPart };
