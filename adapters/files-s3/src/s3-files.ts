@@ -149,13 +149,14 @@ export function s3Files(options: S3FilesOptions): FilesV1 {
       const onAbort = () => controller.abort(signal?.reason);
       signal?.addEventListener("abort", onAbort, { once: true });
       let contentWritten = false;
+      const bodyStream = Readable.from(reader, { objectMode: false });
       try {
         const upload = new Upload({
           client: sdkClient,
           params: {
             Bucket: bucket,
             Key: keys.content,
-            Body: Readable.from(reader, { objectMode: false }),
+            Body: bodyStream,
             ContentType: valid.mediaType,
           },
           partSize,
@@ -197,6 +198,8 @@ export function s3Files(options: S3FilesOptions): FilesV1 {
         throw cause ?? error;
       } finally {
         signal?.removeEventListener("abort", onAbort);
+        // On failure the SDK may leave the body half read; destroying it cancels the caller's source.
+        bodyStream.destroy();
       }
     },
 
