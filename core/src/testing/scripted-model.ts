@@ -95,8 +95,25 @@ export function scriptedModel(
     get remaining() {
       return steps ? steps.length : Number.POSITIVE_INFINITY;
     },
-    async doGenerate(): Promise<never> {
-      throw new Error("scriptedModel supports streaming calls only (PAI drives the loop with streamText).");
+    async doGenerate(call: LanguageModelV4CallOptions) {
+      calls.push(call);
+      const parts = toParts(next(call));
+      const failure = parts.find((part) => part.type === "error");
+      if (failure) throw (failure as { error: unknown }).error;
+      const content: unknown[] = [];
+      for (const part of parts) {
+        if (part.type === "text-delta") {
+          const last = content.at(-1) as { type: string; text: string } | undefined;
+          if (last?.type === "text") last.text += part.delta;
+          else content.push({ type: "text", text: part.delta });
+        } else if (part.type === "reasoning-delta") content.push({ type: "reasoning", text: part.delta });
+        else if (part.type === "tool-call") content.push(part);
+      }
+      const finish = parts.find((part) => part.type === "finish") as Extract<
+        LanguageModelV4StreamPart,
+        { type: "finish" }
+      >;
+      return { content, finishReason: finish.finishReason, usage: finish.usage, warnings: [] } as never;
     },
     async doStream(call: LanguageModelV4CallOptions) {
       calls.push(call);
