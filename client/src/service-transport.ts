@@ -22,9 +22,11 @@ export function serviceTransport({ service, identity }: ServiceTransportOptions)
       get: async (input) => service.threads.get({ ...input, identity: await resolve() }),
       send: async (input) => service.threads.send({ ...input, identity: await resolve() }),
       cancel: async (input) => service.threads.cancel({ ...input, identity: await resolve() }),
-      watch: (input) => ({
+      watch: ({ onOpen, ...input }) => ({
         async *[Symbol.asyncIterator]() {
-          yield* service.threads.watch({ ...input, identity: await resolve() });
+          const events = service.threads.watch({ ...input, identity: await resolve() });
+          onOpen?.();
+          yield* events;
         },
       }),
     },

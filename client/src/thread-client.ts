@@ -303,6 +303,9 @@ export class ThreadClient<TAgent = unknown> {
           threadId: this.id,
           afterVersion: this.#snapshot?.thread.version ?? 0,
           signal,
+          onOpen: () => {
+            if (!signal.aborted) this.#update({ connection: "open" });
+          },
         });
         for await (const event of events) {
           if (signal.aborted) break;

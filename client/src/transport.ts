@@ -40,6 +40,8 @@ export interface PaiTransport {
       threadId: string;
       afterVersion?: number;
       signal?: AbortSignal;
+      /** Called when the stream is established (before any event). */
+      onOpen?: () => void;
     }): AsyncIterable<WatchEvent>;
   };
   actions: {

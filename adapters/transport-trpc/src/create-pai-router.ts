@@ -1,0 +1,201 @@
+import type { Identity, PaiService } from "@pai/core";
+import {
+  type inferProcedureBuilderResolverOptions,
+  TRPCError,
+  type TRPCProcedureBuilder,
+  type TRPCUnsetMarker,
+  tracked,
+} from "@trpc/server";
+import { base64ToBytes, bytesToBase64 } from "./base64.js";
+import { toTrpcError } from "./errors.js";
+import { createPaiSchemas, DEFAULT_PAI_ROUTER_LIMITS, type PaiRouterLimits } from "./schemas.js";
+
+/** A host's base procedure (e.g. `t.procedure` or an authed procedure) without input or output yet. */
+export type PaiBaseProcedure<TContext, TMeta, TContextOverrides, TErrorShape> = TRPCProcedureBuilder<
+  TContext,
+  TMeta,
+  TContextOverrides,
+  TRPCUnsetMarker,
+  TRPCUnsetMarker,
+  TRPCUnsetMarker,
+  TRPCUnsetMarker,
+  false,
+  TErrorShape
+>;
+
+export type CreatePaiRouterOptions<TContext, TMeta, TContextOverrides, TErrorShape> = {
+  /**
+   * The procedure every PAI procedure is built on: the host's own `t.procedure` or a procedure
+   * with its auth middleware, so the host's context, middleware and transformer apply.
+   */
+  procedure: PaiBaseProcedure<TContext, TMeta, TContextOverrides, TErrorShape>;
+  service: PaiService;
+  /** Derives the caller's identity from the host's context. Throw (e.g. UNAUTHORIZED) to refuse. */
+  identity: (
+    ctx: inferProcedureBuilderResolverOptions<
+      PaiBaseProcedure<TContext, TMeta, TContextOverrides, TErrorShape>
+    >["ctx"],
+  ) => Identity | Promise<Identity>;
+  /** Input size limits; unset ones use `DEFAULT_PAI_ROUTER_LIMITS`. */
+  limits?: Partial<PaiRouterLimits>;
+  /** Receives unexpected errors in full before clients get a redacted message. */
+  onInternalError?: (error: unknown, info: { path: string }) => void;
+};
+
+/**
+ * Builds PAI's procedures on the host's own base procedure and returns them as a router
+ * record to mount in the host's router:
+ *
+ * @example
+ * const appRouter = t.router({
+ *   ...hostProcedures,
+ *   pai: createPaiRouter({ procedure: authedProcedure, service: pai.service, identity: (ctx) => ctx.user }),
+ * });
+ */
+export function createPaiRouter<TContext, TMeta, TContextOverrides, TErrorShape>(
+  options: CreatePaiRouterOptions<TContext, TMeta, TContextOverrides, TErrorShape>,
+) {
+  const { procedure, service } = options;
+  const limits: PaiRouterLimits = { ...DEFAULT_PAI_ROUTER_LIMITS, ...options.limits };
+  const schemas = createPaiSchemas(limits);
+  type Ctx = Parameters<typeof options.identity>[0];
+
+  const call = async <T>(path: string, ctx: Ctx, run: (identity: Identity) => Promise<T>): Promise<T> => {
+    try {
+      return await run(await options.identity(ctx));
+    } catch (error) {
+      throw toTrpcError(error, (cause) => options.onInternalError?.(cause, { path }));
+    }
+  };
+
+  return {
+    manifest: procedure
+      .input(schemas.manifest)
+      .query(({ ctx, input }) =>
+        call("manifest", ctx, (identity) => service.manifest({ ...input, identity })),
+      ),
+
+    threads: {
+      create: procedure
+        .input(schemas.threads.create)
+        .mutation(({ ctx, input }) =>
+          call("threads.create", ctx, (identity) => service.threads.create({ ...input, identity })),
+        ),
+      list: procedure
+        .input(schemas.threads.list)
+        .query(({ ctx, input }) =>
+          call("threads.list", ctx, (identity) => service.threads.list({ ...input, identity })),
+        ),
+      get: procedure
+        .input(schemas.threads.get)
+        .query(({ ctx, input }) =>
+          call("threads.get", ctx, (identity) => service.threads.get({ ...input, identity })),
+        ),
+      send: procedure
+        .input(schemas.threads.send)
+        .mutation(({ ctx, input }) =>
+          call("threads.send", ctx, (identity) => service.threads.send({ ...input, identity })),
+        ),
+      cancel: procedure
+        .input(schemas.threads.cancel)
+        .mutation(({ ctx, input }) =>
+          call("threads.cancel", ctx, (identity) => service.threads.cancel({ ...input, identity })),
+        ),
+      /**
+       * Committed events (tracked by version, so a reconnect resumes after the last one seen)
+       * followed by live events (untracked, never replayed).
+       */
+      watch: procedure.input(schemas.threads.watch).subscription(async function* ({ ctx, input, signal }) {
+        const { threadId, lastEventId } = input;
+        const afterVersion = lastEventId != null ? Number(lastEventId) : input.afterVersion;
+        const identity = await call("threads.watch", ctx, async (resolved) => resolved);
+        try {
+          const events = service.threads.watch({
+            identity,
+            threadId,
+            ...(afterVersion === undefined ? {} : { afterVersion }),
+            ...(signal ? { signal } : {}),
+          });
+          for await (const event of events) {
+            if (event.type === "committed") yield tracked(String(event.version), event);
+            else yield event;
+          }
+        } catch (error) {
+          if (signal?.aborted) return;
+          throw toTrpcError(error, (cause) => options.onInternalError?.(cause, { path: "threads.watch" }));
+        }
+      }),
+    },
+
+    actions: {
+      list: procedure
+        .input(schemas.actions.list)
+        .query(({ ctx, input }) =>
+          call("actions.list", ctx, (identity) => service.actions.list({ ...input, identity })),
+        ),
+      submit: procedure
+        .input(schemas.actions.submit)
+        .mutation(({ ctx, input }) =>
+          call("actions.submit", ctx, (identity) => service.actions.submit({ ...input, identity })),
+        ),
+      cancel: procedure
+        .input(schemas.actions.cancel)
+        .mutation(({ ctx, input }) =>
+          call("actions.cancel", ctx, (identity) => service.actions.cancel({ ...input, identity })),
+        ),
+      fail: procedure
+        .input(schemas.actions.fail)
+        .mutation(({ ctx, input }) =>
+          call("actions.fail", ctx, (identity) => service.actions.fail({ ...input, identity })),
+        ),
+    },
+
+    files: {
+      /** Uploads a file sent as base64 in JSON (bounded by `limits.maxUploadBytes`). */
+      upload: procedure.input(schemas.files.upload).mutation(({ ctx, input }) =>
+        call("files.upload", ctx, (identity) => {
+          const body = base64ToBytes(input.body);
+          return service.files.upload({
+            identity,
+            filename: input.filename,
+            mediaType: input.mediaType,
+            body,
+            size: body.byteLength,
+            ...(input.threadId === undefined ? {} : { threadId: input.threadId }),
+            ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
+          });
+        }),
+      ),
+      /**
+       * File metadata plus either a download URL (when the provider presigns and `inline` is not
+       * requested) or the body as base64 (bounded by `limits.maxInlineDownloadBytes`).
+       */
+      get: procedure.input(schemas.files.get).query(({ ctx, input }) =>
+        call("files.get", ctx, async (identity) => {
+          const { fileId } = input;
+          if (!input.inline && service.files.downloadUrl) {
+            const downloadUrl = await service.files.downloadUrl({ identity, fileId });
+            if (downloadUrl) {
+              const file = await service.files.head({ identity, fileId });
+              return { file, downloadUrl, body: null };
+            }
+          }
+          const file = await service.files.head({ identity, fileId });
+          if (file.size > limits.maxInlineDownloadBytes) {
+            throw new TRPCError({
+              code: "PAYLOAD_TOO_LARGE",
+              message: `File ${fileId} has ${file.size} bytes, more than the inline limit of ${limits.maxInlineDownloadBytes}. Configure a file provider with download URLs or raise limits.maxInlineDownloadBytes.`,
+            });
+          }
+          const stored = await service.files.get({ identity, fileId });
+          const body = bytesToBase64(await stored.bytes());
+          const { body: _stream, bytes: _bytes, text: _text, ...metadata } = stored;
+          return { file: metadata, downloadUrl: null, body };
+        }),
+      ),
+    },
+  };
+}
+
+/** The router record `createPaiRouter` returns, for typing a host's mount point. */
+export type PaiRouterRecord = ReturnType<typeof createPaiRouter>;

@@ -1,0 +1,6 @@
+export type { CreatePaiRouterOptions, PaiBaseProcedure, PaiRouterRecord } from "./create-pai-router.js";
+export { createPaiRouter } from "./create-pai-router.js";
+export type { PaiErrorData } from "./errors.js";
+export { PAI_TO_TRPC_CODE, paiErrorData, toTrpcError } from "./errors.js";
+export type { PaiRouterLimits } from "./schemas.js";
+export { DEFAULT_PAI_ROUTER_LIMITS } from "./schemas.js";

@@ -1,0 +1,167 @@
+import { isJsonValue, type JsonObject, type JsonValue } from "@pai/core";
+import { z } from "zod";
+import { BASE64_PATTERN, decodedLength } from "./base64.js";
+
+/** Input size limits of the PAI procedures. Every limit is checked before the service runs. */
+export type PaiRouterLimits = {
+  /** Longest id (thread, action, file, message, idempotency key). Default 200. */
+  maxIdLength: number;
+  /** Longest text in a message part, title, reason or error message. Default 100_000. */
+  maxTextLength: number;
+  /** Most parts in one outgoing message. Default 64. */
+  maxMessageParts: number;
+  /** Largest JSON value (submit payload, clientData, metadata, client tool schemas) in UTF-16 units. Default 256 KiB. */
+  maxJsonSize: number;
+  /** Most frontend-defined client tools per request. Default 32. */
+  maxClientTools: number;
+  /** Largest uploaded file in bytes (sent base64-encoded). Default 10 MiB. */
+  maxUploadBytes: number;
+  /** Largest file returned inline by `files.get` when no download URL is available. Default 10 MiB. */
+  maxInlineDownloadBytes: number;
+  /** Largest page size of list procedures. Default 200. */
+  maxPageSize: number;
+};
+
+export const DEFAULT_PAI_ROUTER_LIMITS: PaiRouterLimits = {
+  maxIdLength: 200,
+  maxTextLength: 100_000,
+  maxMessageParts: 64,
+  maxJsonSize: 256 * 1024,
+  maxClientTools: 32,
+  maxUploadBytes: 10 * 1024 * 1024,
+  maxInlineDownloadBytes: 10 * 1024 * 1024,
+  maxPageSize: 200,
+};
+
+function jsonSize(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+/** Builds the Zod input schemas for one set of limits. */
+export function createPaiSchemas(limits: PaiRouterLimits) {
+  const id = z.string().min(1).max(limits.maxIdLength);
+  const text = z.string().max(limits.maxTextLength);
+  const sized = (value: unknown, ctx: z.RefinementCtx) => {
+    if (jsonSize(value) > limits.maxJsonSize) {
+      ctx.addIssue({
+        code: "custom",
+        message: `Too large: the JSON value must be at most ${limits.maxJsonSize} characters.`,
+      });
+    }
+  };
+  const json = z
+    .custom<JsonValue>((value) => isJsonValue(value), { message: "Expected a JSON value." })
+    .superRefine(sized);
+  const jsonObject = z
+    .custom<JsonObject>(
+      (value) => isJsonValue(value) && typeof value === "object" && value !== null && !Array.isArray(value),
+      {
+        message: "Expected a JSON object.",
+      },
+    )
+    .superRefine(sized);
+  const page = {
+    limit: z.number().int().min(1).max(limits.maxPageSize).optional(),
+    cursor: z.string().max(limits.maxTextLength).nullish(),
+  };
+  const clientTool = z.strictObject({
+    name: z.string().min(1).max(128),
+    description: text,
+    inputSchema: jsonObject,
+    outputSchema: jsonObject.optional(),
+  });
+  const runRequest = {
+    clientTools: z.array(clientTool).max(limits.maxClientTools).optional(),
+    clientData: json.optional(),
+  };
+  const messagePart = z.discriminatedUnion("type", [
+    z.strictObject({ type: z.literal("text"), text }),
+    z.strictObject({
+      type: z.literal("file"),
+      mediaType: z.string().min(1).max(255),
+      url: text,
+      filename: z.string().max(1024).optional(),
+    }),
+  ]);
+  const message = z.union([
+    z.strictObject({ text, id: id.optional() }),
+    z.strictObject({ id: id.optional(), parts: z.array(messagePart).min(1).max(limits.maxMessageParts) }),
+  ]);
+  const maxBase64 = Math.ceil(limits.maxUploadBytes / 3) * 4;
+
+  return {
+    manifest: z.strictObject({ agentId: id.optional() }).optional(),
+    threads: {
+      create: z
+        .strictObject({
+          agentId: id.optional(),
+          title: z.string().max(1000).optional(),
+          metadata: jsonObject.optional(),
+          threadId: id.optional(),
+        })
+        .optional(),
+      list: z.strictObject({ agentId: id.optional(), ...page }).optional(),
+      get: z.strictObject({ threadId: id }),
+      send: z.strictObject({ threadId: id, message, cancelPending: z.boolean().optional(), ...runRequest }),
+      cancel: z.strictObject({ threadId: id, reason: text.optional() }),
+      watch: z.strictObject({
+        threadId: id,
+        afterVersion: z.number().int().min(0).optional(),
+        /** Set by tRPC on reconnect: the last tracked id (a version) the client received. */
+        lastEventId: z
+          .string()
+          .regex(/^\d{1,15}$/, "lastEventId must be a thread version.")
+          .nullish(),
+      }),
+    },
+    actions: {
+      list: z
+        .strictObject({ state: z.enum(["pending", "submitted", "cancelled", "failed"]).optional(), ...page })
+        .optional(),
+      submit: z.strictObject({
+        threadId: id,
+        actionId: id,
+        // Any size-bounded value, including none: the tool's resume or output schema decides.
+        payload: z.unknown().superRefine(sized),
+        idempotencyKey: id.optional(),
+        ...runRequest,
+      }),
+      cancel: z.strictObject({
+        threadId: id,
+        actionId: id,
+        reason: text.optional(),
+        idempotencyKey: id.optional(),
+      }),
+      fail: z.strictObject({
+        threadId: id,
+        actionId: id,
+        error: z.union([text, z.strictObject({ message: text })]),
+        idempotencyKey: id.optional(),
+      }),
+    },
+    files: {
+      upload: z.strictObject({
+        threadId: id.nullish(),
+        filename: z.string().min(1).max(1024),
+        mediaType: z
+          .string()
+          .max(255)
+          .regex(/^[\w.+-]+\/[\w.+-]+(;.*)?$/, "mediaType must look like type/subtype."),
+        body: z
+          .string()
+          .max(maxBase64, `The file is too large: at most ${limits.maxUploadBytes} bytes.`)
+          .regex(BASE64_PATTERN, "body must be base64.")
+          .refine((value) => value.length % 4 !== 1, "body must be base64.")
+          .refine((value) => decodedLength(value) <= limits.maxUploadBytes, {
+            message: `The file is too large: at most ${limits.maxUploadBytes} bytes.`,
+          }),
+        metadata: jsonObject.optional(),
+      }),
+      get: z.strictObject({ fileId: id, inline: z.boolean().optional() }),
+    },
+  };
+}
