@@ -1,0 +1,286 @@
+import {
+  applyStoredEvents,
+  createMemoryNotifier,
+  type NotifierV1,
+  PaiError,
+  projectThreadState,
+  type WatchEvent,
+} from "@pai/core";
+import { createTestRuntime, scriptedModel } from "@pai/core/testing";
+import { describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { defineAgent, defineTool } from "./_define-shim.js";
+import { deferred, scripted, toolResultFor } from "./_helpers.js";
+
+const approve = defineTool({
+  id: "test.approve.v1",
+  description: "Ask for approval",
+  inputSchema: z.object({ summary: z.string() }),
+  outputSchema: z.object({ approved: z.boolean() }),
+  suspend: {
+    approval: {
+      suspendSchema: z.object({ prompt: z.string() }),
+      resumeSchema: z.object({ approved: z.boolean() }),
+    },
+  },
+  execute: (ctx: any) =>
+    ctx.entry.type === "initial" ? ctx.suspend("approval", { prompt: ctx.input.summary }) : ctx.entry.resume,
+});
+
+const callApprove = {
+  toolCalls: [{ toolName: "approve", toolCallId: "call-1", input: { summary: "Ship v2" } }],
+};
+
+async function rejection(promise: Promise<unknown>): Promise<PaiError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (PaiError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error("Expected the call to be rejected.");
+}
+
+/** A memory notifier that tells when a watcher has subscribed, so live events are not raced. */
+function observedNotifier() {
+  const base = createMemoryNotifier();
+  const subscribed = deferred();
+  const notifier: NotifierV1 = {
+    specificationVersion: "v1",
+    publish: (message) => base.publish(message),
+    subscribe(threadId, listener) {
+      const unsubscribe = base.subscribe(threadId, listener);
+      subscribed.resolve();
+      return unsubscribe;
+    },
+  };
+  return { notifier, subscribed: subscribed.promise };
+}
+
+describe("service", () => {
+  it("a thread of another scope is NOT_FOUND for get, send, cancel, watch, submit, cancel and fail", async () => {
+    const t = await createTestRuntime({ agent: defineAgent({ tools: { approve } }), model: [callApprove] });
+    const threadId = await t.createThread();
+    const waiting = await t.send(threadId, "ship it");
+    const actionId = waiting.actions[0]!.actionId;
+    const identity = { scopeKey: "another-tenant", userKey: "mallory" };
+    const service = t.pai.service;
+
+    const calls: Array<[string, () => Promise<unknown>]> = [
+      ["threads.get", () => service.threads.get({ identity, threadId })],
+      ["threads.send", () => service.threads.send({ identity, threadId, message: { text: "hi" } })],
+      ["threads.cancel", () => service.threads.cancel({ identity, threadId })],
+      [
+        "threads.watch",
+        async () => {
+          const iterator = service.threads.watch({ identity, threadId })[Symbol.asyncIterator]();
+          await iterator.next();
+        },
+      ],
+      [
+        "actions.submit",
+        () => service.actions.submit({ identity, threadId, actionId, payload: { approved: true } }),
+      ],
+      ["actions.cancel", () => service.actions.cancel({ identity, threadId, actionId })],
+      ["actions.fail", () => service.actions.fail({ identity, threadId, actionId, error: "nope" })],
+    ];
+    for (const [name, call] of calls) {
+      const error = await rejection(call());
+      expect({ name, code: error.code }).toEqual({ name, code: "NOT_FOUND" });
+    }
+    await t.waitForIdle(threadId);
+    expect(await t.snapshot(threadId)).toEqual(waiting);
+  });
+
+  it("threads.list pages through the scope's threads with a cursor", async () => {
+    const t = await createTestRuntime({ agent: defineAgent({ tools: {} }), model: [] });
+    const created: string[] = [];
+    for (let index = 0; index < 5; index++) created.push(await t.createThread({ title: `Thread ${index}` }));
+    await t.pai.service.threads.create({ identity: { scopeKey: "another-tenant" }, title: "foreign" });
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: Awaited<ReturnType<typeof t.pai.service.threads.list>> = await t.pai.service.threads.list({
+        identity: t.identity,
+        limit: 2,
+        cursor,
+      });
+      expect(page.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.items.map((thread) => thread.threadId));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor && pages < 10);
+
+    expect(pages).toBe(3);
+    expect(new Set(seen).size).toBe(5);
+    expect([...seen].sort()).toEqual([...created].sort());
+  });
+
+  it("watch yields committed events in version order plus live text deltas, and replaying them equals a fresh get", async () => {
+    const { notifier, subscribed } = observedNotifier();
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { approve } }),
+      model: [callApprove, { text: ["Hel", "lo ", "world"] }],
+      notifier,
+    });
+    const threadId = await t.createThread();
+    const initial = await t.snapshot(threadId);
+
+    const controller = new AbortController();
+    const events: WatchEvent[] = [];
+    const consumer = (async () => {
+      for await (const event of t.pai.service.threads.watch({
+        identity: t.identity,
+        threadId,
+        afterVersion: initial.thread.version,
+        signal: controller.signal,
+      })) {
+        events.push(event);
+      }
+    })();
+    await subscribed;
+
+    await t.send(threadId, "ship it");
+    const final = await t.submit(threadId, "approve.approval", { approved: true });
+    expect(final.runs.at(-1)?.status).toBe("completed");
+    await vi.waitFor(() => {
+      expect(
+        events.some((event) => event.type === "committed" && event.version === final.thread.version),
+      ).toBe(true);
+    });
+    controller.abort();
+    await consumer;
+
+    const committed = events.filter((event) => event.type === "committed");
+    const versions = committed.map((event) => event.version);
+    expect(versions).toEqual(
+      Array.from(
+        { length: final.thread.version - initial.thread.version },
+        (_, i) => initial.thread.version + i + 1,
+      ),
+    );
+    const deltas = events.flatMap((event) =>
+      event.type === "live" && event.event.type === "text-delta" ? [event.event.delta] : [],
+    );
+    expect(deltas.join("")).toBe("Hello world");
+
+    const replayed = committed.reduce(
+      (snapshot, event) => applyStoredEvents(snapshot, { threadId, ...event }),
+      initial,
+    );
+    const reloaded = await t.snapshot(threadId);
+    expect(replayed).toEqual(reloaded);
+    expect(projectThreadState(replayed)).toEqual(projectThreadState(reloaded));
+  });
+
+  it("cancelling a run aborts ctx.signal and records the call as cancelled", async () => {
+    const started = deferred();
+    let aborted = false;
+    const slowExport = defineTool({
+      id: "test.slow-export.v1",
+      description: "Export everything",
+      inputSchema: z.object({}),
+      execute: (ctx: any) =>
+        new Promise((_, reject) => {
+          ctx.signal.addEventListener(
+            "abort",
+            () => {
+              aborted = true;
+              reject(ctx.signal.reason);
+            },
+            { once: true },
+          );
+          started.resolve();
+        }),
+    });
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { slowExport } }),
+      model: [{ toolCalls: [{ toolName: "slowExport", toolCallId: "call-export", input: {} }] }],
+    });
+    const threadId = await t.createThread();
+    await t.pai.service.threads.send({ identity: t.identity, threadId, message: { text: "export" } });
+    await started.promise;
+    await t.pai.service.threads.cancel({ identity: t.identity, threadId, reason: "the user pressed stop" });
+    await t.waitForIdle(threadId);
+
+    expect(aborted).toBe(true);
+    const snapshot = await t.snapshot(threadId);
+    expect(snapshot.runs.at(-1)?.status).toBe("cancelled");
+    expect(snapshot.thread.status).toBe("idle");
+    const part = projectThreadState(snapshot)
+      .messages.flatMap((message) => message.parts)
+      .find((candidate: any) => candidate.toolCallId === "call-export") as any;
+    expect(part).toMatchObject({ state: "output-error", cancelled: true });
+    expect(part.errorText).toContain("the user pressed stop");
+    expect(scripted(t).calls).toHaveLength(1);
+  });
+
+  it("maxSteps stops the loop", async () => {
+    const ping = defineTool({
+      id: "test.ping.v1",
+      description: "Ping",
+      inputSchema: z.object({}),
+      outputSchema: z.literal("pong"),
+      execute: () => "pong",
+    });
+    const model = scriptedModel((_call, index) => ({
+      toolCalls: [{ toolName: "ping", toolCallId: `call-${index + 1}`, input: {} }],
+    }));
+    const t = await createTestRuntime({ agent: defineAgent({ tools: { ping }, maxSteps: 3 }), model });
+    const threadId = await t.createThread();
+    const snapshot = await t.send(threadId, "ping forever");
+
+    expect(model.calls).toHaveLength(3);
+    expect(snapshot.runs.at(-1)).toMatchObject({ status: "completed", step: 3 });
+    expect((await t.toolParts(threadId)).map((part) => part.state)).toEqual([
+      "output-available",
+      "output-available",
+      "output-available",
+    ]);
+  });
+
+  it("a new message while actions are pending is a CONFLICT naming them", async () => {
+    const t = await createTestRuntime({ agent: defineAgent({ tools: { approve } }), model: [callApprove] });
+    const threadId = await t.createThread();
+    const waiting = await t.send(threadId, "ship it");
+    const actionId = waiting.actions[0]!.actionId;
+
+    const error = await rejection(
+      t.pai.service.threads.send({ identity: t.identity, threadId, message: { text: "actually, wait" } }),
+    );
+    expect(error.code).toBe("CONFLICT");
+    expect(error.message).toContain("approve.approval");
+    expect(error.message).toContain(actionId);
+    await t.waitForIdle(threadId);
+    expect(await t.snapshot(threadId)).toEqual(waiting);
+  });
+
+  it("a new message with cancelPending cancels the pending actions and is appended", async () => {
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { approve } }),
+      model: [callApprove, { text: "Okay, not shipping." }],
+    });
+    const threadId = await t.createThread();
+    const waiting = await t.send(threadId, "ship it");
+    const firstRun = waiting.runs.at(-1)!;
+
+    const done = await t.send(threadId, "actually, don't", { cancelPending: true });
+
+    expect(done.actions[0]).toMatchObject({ state: "cancelled" });
+    expect(done.runs.map((run) => [run.runId === firstRun.runId, run.status])).toEqual([
+      [true, "cancelled"],
+      [false, "completed"],
+    ]);
+    const users = done.messages.filter((message) => message.role === "user");
+    expect(users.map((message) => (message.message.parts[0] as { text: string }).text)).toEqual([
+      "ship it",
+      "actually, don't",
+    ]);
+    const [part] = await t.toolParts(threadId);
+    expect(part).toMatchObject({ state: "output-error" });
+    expect(toolResultFor(scripted(t), 1, "call-1").output).toMatchObject({ type: "error-text" });
+    expect(await t.lastText(threadId)).toBe("Okay, not shipping.");
+  });
+});
