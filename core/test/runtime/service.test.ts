@@ -153,7 +153,9 @@ describe("service", () => {
     controller.abort();
     await consumer;
 
-    const committed = events.filter((event) => event.type === "committed");
+    const committed = events.filter(
+      (event): event is Extract<WatchEvent, { type: "committed" }> => event.type === "committed",
+    );
     const versions = committed.map((event) => event.version);
     expect(versions).toEqual(
       Array.from(
@@ -166,10 +168,7 @@ describe("service", () => {
     );
     expect(deltas.join("")).toBe("Hello world");
 
-    const replayed = committed.reduce(
-      (snapshot, event) => applyStoredEvents(snapshot, { threadId, ...event }),
-      initial,
-    );
+    const replayed = committed.reduce((snapshot, event) => applyStoredEvents(snapshot, event), initial);
     const reloaded = await t.snapshot(threadId);
     expect(replayed).toEqual(reloaded);
     expect(projectThreadState(replayed)).toEqual(projectThreadState(reloaded));
