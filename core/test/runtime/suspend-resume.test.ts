@@ -331,4 +331,39 @@ describe("suspend and resume", () => {
     expect(await t.pending(threadId)).toEqual([]);
     expect(done.runs.at(-1)?.status).toBe("completed");
   });
+
+  it("suspend data that fails suspendSchema becomes an output-error instead of a pending action", async () => {
+    const recorded: Recorded[] = [];
+    const tool = publishTool(recorded, {
+      execute: (ctx: any) => ctx.suspend("approval", { prompt: 42 }),
+    });
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { publish: tool } }),
+      model: [
+        { toolCalls: [{ toolName: "publish", toolCallId: "call-1", input: { title: "Post" } }] },
+        { text: "Could not ask." },
+      ],
+    });
+    const threadId = await t.createThread();
+    const snapshot = await t.send(threadId, "publish it");
+
+    expect(snapshot.actions).toEqual([]);
+    const [part] = await t.toolParts(threadId);
+    expect(part).toMatchObject({ state: "output-error" });
+    expect(part!.errorText).toMatch(/suspendSchema/);
+    expect(snapshot.runs.at(-1)?.status).toBe("completed");
+  });
+
+  it("fail accepts an error object and records its message", async () => {
+    const { t, threadId, waiting } = await setup();
+    await t.pai.service.actions.fail({
+      identity: t.identity,
+      threadId,
+      actionId: waiting.actions[0]!.actionId,
+      error: { message: "The reviewer's account was deleted." },
+    });
+    await t.waitForIdle(threadId);
+    const [part] = await t.toolParts(threadId);
+    expect(part).toMatchObject({ state: "output-error", errorText: "The reviewer's account was deleted." });
+  });
 });

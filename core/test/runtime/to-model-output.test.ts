@@ -144,4 +144,40 @@ describe("toModelOutput", () => {
     });
     expect(snapshot.runs.at(-1)?.status).toBe("completed");
   });
+
+  it("cancellation results bypass the converter", async () => {
+    let converted = 0;
+    const t = await createTestRuntime({
+      agent: defineAgent({
+        tools: {
+          readReport: readReport({
+            suspend: {
+              pickRange: {
+                suspendSchema: z.object({ prompt: z.string() }),
+                resumeSchema: z.object({ days: z.number() }),
+              },
+            },
+            execute: (ctx: any) =>
+              ctx.entry.type === "initial"
+                ? ctx.suspend("pickRange", { prompt: "Which range?" })
+                : reportOutput,
+            toModelOutput: () => {
+              converted++;
+              return { type: "text", value: "converted" };
+            },
+          }),
+        },
+      }),
+      model: [callReadReport, { text: "Okay, skipped." }],
+    });
+    const threadId = await t.createThread();
+    await t.send(threadId, "read it");
+    const snapshot = await t.cancel(threadId, "readReport.pickRange", "no range needed");
+
+    expect(converted).toBe(0);
+    const result = toolResultFor(scripted(t), 1, "call-report").output;
+    expect(result.type).toBe("error-text");
+    expect(result.value).toContain("no range needed");
+    expect(snapshot.runs.at(-1)?.status).toBe("completed");
+  });
 });
