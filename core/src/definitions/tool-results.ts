@@ -1,0 +1,56 @@
+import type { ToolFailure } from "../errors/tool-failure.js";
+import type { SuspendName, ToolContract } from "./tool-contract.js";
+
+/**
+ * Marks the plain objects `ctx.suspend()` and `ctx.fail()` return, so the runtime can tell
+ * them apart from ordinary tool output. `Symbol.for` keeps the marker stable across
+ * duplicate installs of the package.
+ */
+export const TOOL_RESULT_KIND: unique symbol = Symbol.for("pai.tool-result") as never;
+
+/** Returned by `ctx.suspend(name, input)`: pause the call at a named, typed wait point. */
+export type ToolSuspendResult<
+  TContract extends ToolContract = ToolContract,
+  TName extends SuspendName<TContract> = SuspendName<TContract>,
+> = {
+  readonly [TOOL_RESULT_KIND]: "suspend";
+  /** Suspend point name, local to the tool. */
+  readonly name: TName;
+  /** Parsed-type payload exposed to clients while waiting (validated by `suspendSchema`). */
+  readonly input: TContract["suspend"][TName]["input"];
+};
+
+/** Returned by `ctx.fail(message)`: a deliberate, model-visible failure. */
+export type ToolFailResult = {
+  readonly [TOOL_RESULT_KIND]: "fail";
+  readonly message: ToolFailure;
+};
+
+/** Builds the marker `ctx.suspend` returns. The runtime validates `input` later. */
+export function createSuspendResult<TName extends string, TInput>(
+  name: TName,
+  input: TInput,
+): { readonly [TOOL_RESULT_KIND]: "suspend"; readonly name: TName; readonly input: TInput } {
+  return { [TOOL_RESULT_KIND]: "suspend", name, input };
+}
+
+/** Builds the marker `ctx.fail` returns. */
+export function createFailResult(message: ToolFailure): ToolFailResult {
+  return { [TOOL_RESULT_KIND]: "fail", message };
+}
+
+function kindOf(value: unknown): unknown {
+  return typeof value === "object" && value !== null
+    ? (value as Record<symbol, unknown>)[TOOL_RESULT_KIND]
+    : undefined;
+}
+
+/** True for a value produced by `ctx.suspend` / `createSuspendResult`. */
+export function isSuspendResult(value: unknown): value is ToolSuspendResult {
+  return kindOf(value) === "suspend" && typeof (value as { name?: unknown }).name === "string";
+}
+
+/** True for a value produced by `ctx.fail` / `createFailResult`. */
+export function isFailResult(value: unknown): value is ToolFailResult {
+  return kindOf(value) === "fail" && typeof (value as { message?: unknown }).message === "string";
+}
