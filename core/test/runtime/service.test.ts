@@ -282,4 +282,37 @@ describe("service", () => {
     expect(toolResultFor(scripted(t), 1, "call-1").output).toMatchObject({ type: "error-text" });
     expect(await t.lastText(threadId)).toBe("Okay, not shipping.");
   });
+
+  it("a trusted trigger while a run waits is queued and starts once that run ends", async () => {
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { approve } }),
+      model: [callApprove, { text: "Approved and shipped." }, { text: "Noted the build result." }],
+    });
+    const threadId = await t.createThread();
+    await t.send(threadId, "ship it");
+
+    const triggered = await t.pai.trusted.trigger({
+      threadId,
+      scope: { scopeKey: "test-scope", userKey: "test-user" },
+      notification: "The nightly build finished.",
+    });
+    expect(triggered.queued).toBe(true);
+    const queued = await t.snapshot(threadId);
+    expect(queued.runs.map((run) => run.status)).toEqual(["waiting", "queued"]);
+
+    const done = await t.submit(threadId, "approve.approval", { approved: true });
+    expect(done.runs.map((run) => run.status)).toEqual(["completed", "completed"]);
+    expect(done.runs[1]!.runId).toBe(triggered.runId);
+    expect(await t.lastText(threadId)).toBe("Noted the build result.");
+    expect(JSON.stringify(scripted(t).calls[2]!.prompt)).toContain("The nightly build finished.");
+  });
+
+  it("a trusted trigger for a thread of another scope is NOT_FOUND", async () => {
+    const t = await createTestRuntime({ agent: defineAgent({ tools: {} }), model: [] });
+    const threadId = await t.createThread();
+    const error = await rejection(
+      t.pai.trusted.trigger({ threadId, scope: { scopeKey: "another-tenant" }, notification: "hi" }),
+    );
+    expect(error.code).toBe("NOT_FOUND");
+  });
 });

@@ -366,4 +366,24 @@ describe("suspend and resume", () => {
     const [part] = await t.toolParts(threadId);
     expect(part).toMatchObject({ state: "output-error", errorText: "The reviewer's account was deleted." });
   });
+
+  it("onOutput of a suspending tool runs once, on the resumed output", async () => {
+    const seen: unknown[] = [];
+    const recorded: Recorded[] = [];
+    const t = await createTestRuntime({
+      agent: defineAgent({
+        tools: { publish: { tool: publishTool(recorded), onOutput: ({ output }: any) => seen.push(output) } },
+      }),
+      model: [
+        { toolCalls: [{ toolName: "publish", toolCallId: "call-1", input: { title: "Post" } }] },
+        { text: "Published." },
+      ],
+    });
+    const threadId = await t.createThread();
+    await t.send(threadId, "publish it");
+    expect(seen).toEqual([]);
+
+    await t.submit(threadId, "publish.approval", { decision: "approve" });
+    expect(seen).toEqual([{ published: true }]);
+  });
 });
