@@ -105,6 +105,8 @@ export type ActionRow = {
   /** Cancellation reason or failure message. */
   reason: string | null;
   idempotencyKey: string | null;
+  /** Thread version of the commit that resolved the action (lets an idempotent retry return it). */
+  resolvedVersion?: number | null;
 };
 
 export type ToolDataRow = {

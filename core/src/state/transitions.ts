@@ -254,6 +254,7 @@ export function resolveAction(
           ? resolution.message
           : null,
     idempotencyKey: input.idempotencyKey,
+    resolvedVersion: snapshot.thread.version + 1,
   };
   const events: ThreadEvent[] = [{ type: "action-upserted", action: resolved }];
   const outcome: ToolOutcome | undefined =

@@ -65,12 +65,14 @@ export async function createTestRuntime<const TAgent extends AgentLike>(
   const { agent, model: modelOption, storage: storageOption, identity: identityOption, ...rest } = options;
   const storage = storageOption ?? (await defaultStorage());
   const model = Array.isArray(modelOption) ? scriptedModel(modelOption) : modelOption;
+  // Sequential ids with a per-runtime prefix: readable in assertions, unique across runtimes sharing storage.
+  const prefix = globalThis.crypto.randomUUID().slice(0, 6);
   let counter = 0;
   const pai = createAgentRuntime({
     agent,
     storage,
     model,
-    generateId: rest.generateId ?? (() => `id-${++counter}`),
+    generateId: rest.generateId ?? (() => `${prefix}-${++counter}`),
     ...rest,
   });
   const identity = identityOption ?? { scopeKey: "test-scope", userKey: "test-user" };

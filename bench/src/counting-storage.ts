@@ -1,0 +1,54 @@
+import type { StorageV1 } from "@pai/core";
+
+export type StorageCounters = {
+  calls: number;
+  commits: number;
+  bytesWritten: number;
+  byMethod: Record<string, number>;
+};
+
+/**
+ * Wraps a storage adapter to count calls (storage round trips, as the runtime issues
+ * them) and the bytes of committed events (the size of what a commit writes).
+ */
+export function countingStorage(inner: StorageV1): {
+  storage: StorageV1;
+  counters: StorageCounters;
+  reset(): void;
+} {
+  const counters: StorageCounters = { calls: 0, commits: 0, bytesWritten: 0, byMethod: {} };
+  const count = (method: string) => {
+    counters.calls++;
+    counters.byMethod[method] = (counters.byMethod[method] ?? 0) + 1;
+  };
+  const storage: StorageV1 = {
+    specificationVersion: "v1",
+    name: `counting(${inner.name})`,
+    ...(inner.capabilities ? { capabilities: inner.capabilities } : {}),
+    async commit(input) {
+      count("commit");
+      counters.commits++;
+      counters.bytesWritten += Buffer.byteLength(JSON.stringify(input.events));
+      return inner.commit(input);
+    },
+    loadThread: (input) => (count("loadThread"), inner.loadThread(input)),
+    listThreads: (input) => (count("listThreads"), inner.listThreads(input)),
+    readEvents: (input) => (count("readEvents"), inner.readEvents(input)),
+    getAction: (input) => (count("getAction"), inner.getAction(input)),
+    listActions: (input) => (count("listActions"), inner.listActions(input)),
+    acquireRunLease: (input) => (count("acquireRunLease"), inner.acquireRunLease(input)),
+    releaseRunLease: (input) => (count("releaseRunLease"), inner.releaseRunLease(input)),
+    listRecoverableRuns: (input) => (count("listRecoverableRuns"), inner.listRecoverableRuns(input)),
+    ...(inner.close ? { close: () => inner.close!() } : {}),
+  };
+  return {
+    storage,
+    counters,
+    reset() {
+      counters.calls = 0;
+      counters.commits = 0;
+      counters.bytesWritten = 0;
+      counters.byMethod = {};
+    },
+  };
+}

@@ -1,0 +1,332 @@
+/**
+ * `npm run bench`: PAI's cost against the bare AI SDK loop, measured in one process run
+ * and reported as ratios. See bench/README.md for how to read the table.
+ */
+import { writeFileSync } from "node:fs";
+import { createAgentRuntime, type Pai, type StorageV1 } from "@pai/core";
+import { generateText, stepCountIs, tool } from "ai";
+import { z } from "zod";
+import { countingStorage } from "./counting-storage.ts";
+import { type BenchEngine, openMemory, openPglite, openPostgres } from "./engines.ts";
+import { benchAgent, turnModel } from "./fixtures.ts";
+import { formatMs, type Measurement, measure } from "./harness.ts";
+
+const identity = { scopeKey: "bench", userKey: "bench-user" };
+const results: Record<string, unknown> = { startedAt: new Date().toISOString(), node: process.version };
+const lines: string[] = [];
+const log = (line = "") => {
+  lines.push(line);
+  console.log(line);
+};
+const skipPostgres = process.env.PAI_BENCH_POSTGRES === "off";
+
+function runtimeOn(
+  storage: StorageV1,
+  toolName: "add" | "approve",
+  extra: { notifier?: BenchEngine["notifier"] } = {},
+) {
+  return createAgentRuntime({
+    agent: benchAgent,
+    storage,
+    model: turnModel(toolName),
+    ...(extra.notifier ? { notifier: extra.notifier } : {}),
+  });
+}
+
+async function twoStepRun(pai: Pai) {
+  const thread = await pai.service.threads.create({ identity });
+  await pai.service.threads.send({ identity, threadId: thread.threadId, message: { text: "1+2?" } });
+  await pai.waitForIdle(thread.threadId);
+  return thread.threadId;
+}
+
+async function suspendResume(pai: Pai) {
+  const thread = await pai.service.threads.create({ identity });
+  await pai.service.threads.send({ identity, threadId: thread.threadId, message: { text: "ship?" } });
+  await pai.waitForIdle(thread.threadId);
+  const snapshot = await pai.service.threads.get({ identity, threadId: thread.threadId });
+  const action = snapshot.actions.find((candidate) => candidate.state === "pending");
+  if (!action) throw new Error("bench: expected a pending action");
+  await pai.service.actions.submit({
+    identity,
+    threadId: thread.threadId,
+    actionId: action.actionId,
+    payload: { approved: true },
+  });
+  await pai.waitForIdle(thread.threadId);
+}
+
+function row(measurement: Measurement, baseline?: Measurement) {
+  const ratio = baseline ? (measurement.medianMs / baseline.medianMs).toFixed(2) : "1.00";
+  return `| ${measurement.name.padEnd(34)} | ${formatMs(measurement.medianMs).padStart(8)} | ${formatMs(measurement.p95Ms).padStart(8)} | ${String(measurement.iterations).padStart(5)} | ${ratio.padStart(6)}x |`;
+}
+
+function tableHeader(title: string) {
+  log();
+  log(`### ${title}`);
+  log("| scenario                           | median ms |   p95 ms | iters |  ratio |");
+  log("|------------------------------------|----------:|---------:|------:|-------:|");
+}
+
+async function benchTwoStep(engines: BenchEngine[]) {
+  const bareModel = turnModel("add");
+  const bareTools = {
+    add: tool({
+      description: "Add two numbers.",
+      inputSchema: z.object({ a: z.number(), b: z.number() }),
+      execute: async ({ a, b }) => a + b,
+    }),
+  };
+  const runtimes = engines.map((engine) => ({ engine, pai: runtimeOn(engine.storage, "add") }));
+  const measured = await measure([
+    {
+      name: "bare AI SDK generateText (2 steps)",
+      fn: () =>
+        generateText({ model: bareModel, tools: bareTools, prompt: "1+2?", stopWhen: stepCountIs(2) }),
+    },
+    ...runtimes.map(({ engine, pai }) => ({
+      name: `PAI two-step run (${engine.name})`,
+      fn: () => twoStepRun(pai),
+    })),
+  ]);
+  tableHeader("Per-step overhead: two-step run (tool call, then text)");
+  const [bare, ...rest] = measured;
+  log(row(bare!));
+  for (const measurement of rest) log(row(measurement, bare));
+  results.twoStep = measured.map((measurement) => ({
+    ...measurement,
+    ratio: measurement.medianMs / bare!.medianMs,
+  }));
+  for (const { pai } of runtimes) await pai.close();
+}
+
+async function benchSuspendResume(engines: BenchEngine[]) {
+  const approvalModel = turnModel("approve");
+  const approvalTools = {
+    approve: tool({
+      description: "Ask for approval.",
+      inputSchema: z.object({ summary: z.string() }),
+      execute: async () => ({ approved: true }),
+    }),
+  };
+  const bareApproval = async () => {
+    const first = await generateText({
+      model: approvalModel,
+      tools: approvalTools,
+      toolApproval: { approve: "user-approval" },
+      prompt: "ship?",
+    });
+    const request = first.content.find((part) => part.type === "tool-approval-request") as
+      | { approvalId: string }
+      | undefined;
+    if (!request) throw new Error("bench: the AI SDK did not ask for approval");
+    await generateText({
+      model: approvalModel,
+      tools: approvalTools,
+      toolApproval: { approve: "user-approval" },
+      messages: [
+        { role: "user", content: "ship?" },
+        ...first.response.messages,
+        {
+          role: "tool",
+          content: [{ type: "tool-approval-response", approvalId: request.approvalId, approved: true }],
+        },
+      ],
+      stopWhen: stepCountIs(2),
+    });
+  };
+  const runtimes = engines
+    .filter((engine) => engine.name !== "pglite")
+    .map((engine) => ({ engine, pai: runtimeOn(engine.storage, "approve") }));
+  const measured = await measure([
+    { name: "bare AI SDK approval round trip", fn: bareApproval },
+    ...runtimes.map(({ engine, pai }) => ({
+      name: `PAI suspend->resume (${engine.name})`,
+      fn: () => suspendResume(pai),
+    })),
+  ]);
+  tableHeader("Suspend -> resume round trip (in process, service API)");
+  const [bare, ...rest] = measured;
+  log(row(bare!));
+  for (const measurement of rest) log(row(measurement, bare));
+  results.suspendResume = measured.map((measurement) => ({
+    ...measurement,
+    ratio: measurement.medianMs / bare!.medianMs,
+  }));
+  for (const { pai } of runtimes) await pai.close();
+}
+
+/** Seeds a thread with `count` messages by committing them directly (as a long history would be). */
+async function seedThread(pai: Pai, count: number): Promise<string> {
+  const thread = await pai.service.threads.create({ identity });
+  const storage = pai.engine.store.storage;
+  let version = thread.version;
+  const now = new Date().toISOString();
+  const batch = 50;
+  for (let start = 0; start < count; start += batch) {
+    const events = [];
+    for (let index = start; index < Math.min(count, start + batch); index++) {
+      const role = index % 2 === 0 ? "user" : "assistant";
+      const messageId = `seed-${index}`;
+      events.push({
+        type: "message-upserted" as const,
+        message: {
+          threadId: thread.threadId,
+          messageId,
+          position: index + 1,
+          role: role as "user" | "assistant",
+          message: {
+            id: messageId,
+            role: role as "user" | "assistant",
+            parts: [{ type: "text" as const, text: `message ${index}: ${"lorem ipsum ".repeat(8)}` }],
+          },
+          runId: null,
+          createdAt: now,
+          updatedAt: now,
+        },
+      });
+    }
+    const result = await storage.commit({ threadId: thread.threadId, expectedVersion: version, events, now });
+    if (!result.ok) throw new Error("bench: seeding conflicted");
+    version = result.version;
+  }
+  return thread.threadId;
+}
+
+async function benchGrowth(engines: BenchEngine[]) {
+  tableHeader("Growth: one two-step turn on a thread of N messages");
+  log(
+    "| engine   | messages | median ms | p95 ms | iters | bytes written/turn | commits/turn | storage calls/turn |",
+  );
+  log(
+    "|----------|---------:|----------:|-------:|------:|-------------------:|-------------:|-------------------:|",
+  );
+  const growth: unknown[] = [];
+  for (const engine of engines) {
+    const counting = countingStorage(engine.storage);
+    const pai = runtimeOn(counting.storage, "add");
+    for (const size of [10, 100, 1000]) {
+      const threadId = await seedThread(pai, size);
+      let turns = 0;
+      counting.reset();
+      const [measurement] = await measure(
+        [
+          {
+            name: `${engine.name} ${size}`,
+            fn: async () => {
+              await pai.service.threads.send({ identity, threadId, message: { text: "1+2?" } });
+              await pai.waitForIdle(threadId);
+              turns++;
+            },
+          },
+        ],
+        { time: 800, iterations: 10, warmupIterations: 3 },
+      );
+      const perTurn = {
+        bytes: Math.round(counting.counters.bytesWritten / Math.max(1, turns)),
+        commits: counting.counters.commits / Math.max(1, turns),
+        calls: counting.counters.calls / Math.max(1, turns),
+      };
+      log(
+        `| ${engine.name.padEnd(8)} | ${String(size).padStart(8)} | ${formatMs(measurement!.medianMs).padStart(9)} | ${formatMs(measurement!.p95Ms).padStart(6)} | ${String(measurement!.iterations).padStart(5)} | ${String(perTurn.bytes).padStart(18)} | ${perTurn.commits.toFixed(1).padStart(12)} | ${perTurn.calls.toFixed(1).padStart(18)} |`,
+      );
+      growth.push({ engine: engine.name, messages: size, ...measurement, ...perTurn });
+    }
+    await pai.close();
+  }
+  results.growth = growth;
+}
+
+async function benchParked(engine: BenchEngine, count: number) {
+  const pai = runtimeOn(engine.storage, "approve", engine.notifier ? { notifier: engine.notifier } : {});
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  const before = process.memoryUsage().heapUsed;
+  const concurrency = 50;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        next++;
+        const thread = await pai.service.threads.create({ identity });
+        await pai.service.threads.send({ identity, threadId: thread.threadId, message: { text: "ship?" } });
+        await pai.waitForIdle(thread.threadId);
+      }
+    }),
+  );
+  gc?.();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  gc?.();
+  const after = process.memoryUsage().heapUsed;
+  const held = pai.engine.store.cachedThreads;
+  await pai.close();
+  return {
+    engine: engine.name,
+    threads: count,
+    heapDeltaMiB: (after - before) / 2 ** 20,
+    cachedSnapshots: held,
+  };
+}
+
+async function benchThroughput(engine: BenchEngine) {
+  const pai = runtimeOn(engine.storage, "add");
+  const rows: unknown[] = [];
+  for (const concurrency of [1, 10, 100]) {
+    const started = performance.now();
+    await Promise.all(Array.from({ length: concurrency }, () => twoStepRun(pai)));
+    const seconds = (performance.now() - started) / 1000;
+    rows.push({ concurrency, seconds, runsPerSecond: concurrency / seconds });
+    log(
+      `| ${engine.name.padEnd(8)} | ${String(concurrency).padStart(11)} | ${(concurrency / seconds).toFixed(1).padStart(12)} |`,
+    );
+  }
+  await pai.close();
+  return rows;
+}
+
+async function main() {
+  const engines: BenchEngine[] = [await openMemory(), await openPglite()];
+  if (!skipPostgres) {
+    try {
+      engines.push(await openPostgres());
+    } catch (error) {
+      if (process.env.CI === "true") throw error;
+      log(`(Postgres unreachable at ${process.env.PAI_TEST_POSTGRES_URL ?? "127.0.0.1:5432"}: skipped)`);
+    }
+  }
+  log(`# PAI benchmark (${new Date().toISOString()}, Node ${process.version})`);
+  await benchTwoStep(engines);
+  await benchSuspendResume(engines);
+  await benchGrowth(engines);
+
+  log();
+  log("### Parked threads (each waiting on a pending action)");
+  log("| engine   | threads | heap delta MiB | snapshots held by runtime |");
+  log("|----------|--------:|---------------:|--------------------------:|");
+  const parked: unknown[] = [];
+  for (const engine of engines.filter((candidate) => candidate.name !== "pglite")) {
+    const result = await benchParked(engine, 10_000);
+    parked.push(result);
+    log(
+      `| ${result.engine.padEnd(8)} | ${String(result.threads).padStart(7)} | ${result.heapDeltaMiB.toFixed(1).padStart(14)} | ${String(result.cachedSnapshots).padStart(25)} |`,
+    );
+  }
+  results.parked = parked;
+
+  const postgres = engines.find((engine) => engine.name === "postgres");
+  if (postgres) {
+    log();
+    log("### Throughput: concurrent two-step runs to completion");
+    log("| engine   | concurrency | runs/second |");
+    log("|----------|------------:|------------:|");
+    results.throughput = await benchThroughput(postgres);
+  }
+
+  for (const engine of engines) await engine.dispose();
+  results.table = lines.join("\n");
+  writeFileSync(new URL("../results.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+  log();
+  log("wrote bench/results.json");
+}
+
+await main();
