@@ -18,14 +18,15 @@ export default defineConfig({
       { find: /^@pai\/transport-trpc\/client$/, replacement: src("./adapters/transport-trpc/src/client.ts") },
       { find: /^@pai\/transport-trpc$/, replacement: src("./adapters/transport-trpc/src/index.ts") },
       { find: /^@pai\/client$/, replacement: src("./client/src/index.ts") },
+      { find: /^@pai\/react$/, replacement: src("./react/src/index.ts") },
     ],
   },
   test: {
-    include: ["**/src/**/*.test.ts", "**/test/**/*.test.ts"],
+    include: ["**/src/**/*.test.ts", "**/test/**/*.test.ts", "react/test/**/*.test.tsx"],
     exclude: ["**/node_modules/**", "**/dist/**"],
     typecheck: {
       enabled: true,
-      include: ["**/*.test-d.ts"],
+      include: ["**/*.test-d.ts", "react/test/**/*.test-d.tsx"],
       tsconfig: "./tsconfig.json",
     },
     testTimeout: 30_000,

@@ -1,4 +1,9 @@
-import type { ActionResult, PendingActionOriginData, PendingActionRefData } from "@pai/core";
+import type {
+  ActionResult,
+  PendingActionOriginData,
+  PendingActionRefData,
+  RunRequestOptions,
+} from "@pai/core";
 
 /**
  * Where a pending action came from. `TAgent` is the agent contract the client was created
@@ -19,8 +24,11 @@ export type PendingActionView<TAgent = unknown> = {
   input: unknown;
   origin: PendingActionOrigin<TAgent>;
   ref: PendingActionRef<TAgent>;
-  /** Answers the action: resume data for a suspension, the tool output for an output action. */
-  submit(resume: unknown): Promise<ActionResult>;
+  /**
+   * Answers the action: resume data for a suspension, the tool output for an output action.
+   * `options` carries request extras (such as a client-tool snapshot) for the run it continues.
+   */
+  submit(resume: unknown, options?: RunRequestOptions): Promise<ActionResult>;
   /** Abandons the wait; recorded as a model-visible cancelled call. */
   cancel(input?: { reason?: string }): Promise<ActionResult>;
   /** Fails the call with a model-visible error. */

@@ -256,8 +256,8 @@ export class ThreadClient<TAgent = unknown> {
     };
     return {
       ...data,
-      submit: (resume) =>
-        command(() => this.#transport.actions.submit({ threadId, actionId, payload: resume })),
+      submit: (resume, options = {}) =>
+        command(() => this.#transport.actions.submit({ ...options, threadId, actionId, payload: resume })),
       cancel: (input = {}) =>
         command(() =>
           this.#transport.actions.cancel({
