@@ -108,3 +108,30 @@ export {
   cancellationText,
   INTERRUPTED_TEXT,
 } from "./state/transitions.js";
+
+// Plugins (plugin system: definePlugin, runtime events)
+export type { PluginConfig } from "./plugins/define-plugin.js";
+export { definePlugin } from "./plugins/define-plugin.js";
+export type {
+  AnyPaiPlugin,
+  NormalizePluginTools,
+  PaiPlugin,
+  PluginAfterToolResultArgs,
+  PluginHook,
+  PluginHookMatcher,
+  PluginHooks,
+  PluginToolDefinition,
+  PluginToolInput,
+  PluginToolRegistration,
+  PluginToolsOf,
+  RuntimeEventOf,
+  WithPlugins,
+} from "./plugins/plugin-types.js";
+export type { AgentsWithPlugins } from "./runtime/create-pai.js";
+export type {
+  RuntimeEvent,
+  RuntimeEventRun,
+  RuntimeEventToolCall,
+  RuntimeEventType,
+  RuntimeObserver,
+} from "./runtime/runtime-events.js";

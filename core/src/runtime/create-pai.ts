@@ -1,5 +1,7 @@
 import { PaiError } from "../errors/pai-error.js";
 import type { JsonObject } from "../json/json-value.js";
+import { applyPlugins } from "../plugins/apply-plugins.js";
+import type { AnyPaiPlugin, WithPlugins } from "../plugins/plugin-types.js";
 import { createService } from "../service/create-service.js";
 import type { Scope } from "../service/identity.js";
 import type { PaiService } from "../service/service-types.js";
@@ -18,6 +20,12 @@ export type CreatePaiOptions<TAgents extends Record<string, AgentLike>> = Runtim
 export type CreateAgentRuntimeOptions<TAgent extends AgentLike> = RuntimeOptions & {
   agent: TAgent;
 };
+
+/** Agents with the tools of the given plugins (see `WithPlugins`). */
+export type AgentsWithPlugins<
+  TAgents extends Record<string, AgentLike>,
+  TPlugins extends readonly AnyPaiPlugin[],
+> = { [K in keyof TAgents]: WithPlugins<TAgents[K], TPlugins> };
 
 /** A running PAI instance: the service API plus trusted operations and lifecycle. */
 export type Pai<TAgents extends Record<string, AgentLike> = Record<string, AgentLike>> = {
@@ -62,9 +70,10 @@ function defaultScope(identity: unknown): Scope {
 }
 
 /** Creates a PAI instance for a registry of agents sharing one storage. */
-export function createPai<const TAgents extends Record<string, AgentLike>>(
-  options: CreatePaiOptions<TAgents>,
-): Pai<TAgents> {
+export function createPai<
+  const TAgents extends Record<string, AgentLike>,
+  const TPlugins extends readonly AnyPaiPlugin[] = [],
+>(options: CreatePaiOptions<TAgents> & { plugins?: TPlugins }): Pai<AgentsWithPlugins<TAgents, TPlugins>> {
   const entries = Object.entries(options.agents ?? {});
   if (entries.length === 0) {
     throw new PaiError(
@@ -86,10 +95,24 @@ export function createPai<const TAgents extends Record<string, AgentLike>>(
       "createPai needs a StorageV1 adapter, e.g. memoryStorage() from @pai/storage-memory or kyselyStorage() from @pai/storage-kysely.",
     );
   }
-  const engine = new Engine(
-    entries.map(([id, definition]) => ({ id, definition: definition as unknown as RuntimeAgentDefinition })),
-    options,
-  );
+  // Plugins are merged declaratively: copied agent definitions, merged bindings and observers.
+  const applied = applyPlugins({
+    agents: entries.map(([id, definition]) => ({
+      id,
+      definition: definition as unknown as RuntimeAgentDefinition,
+    })),
+    ...(options.capabilities ? { capabilities: options.capabilities } : {}),
+    ...(options.observers ? { observers: options.observers } : {}),
+    ...(options.plugins ? { plugins: options.plugins } : {}),
+  });
+  const engine = new Engine(applied.agents, {
+    ...options,
+    capabilities: applied.capabilities,
+    observers: applied.observers,
+  });
+  const agents = Object.fromEntries(
+    applied.agents.map((agent) => [agent.id, agent.definition]),
+  ) as unknown as AgentsWithPlugins<TAgents, TPlugins>;
   const scopeOf = async (identity: unknown) => {
     const scope = await (options.scope ?? defaultScope)(identity as never);
     if (!scope || typeof scope.scopeKey !== "string" || scope.scopeKey.length === 0) {
@@ -104,7 +127,7 @@ export function createPai<const TAgents extends Record<string, AgentLike>>(
   const timers = new Set<ReturnType<typeof setInterval>>();
   return {
     service,
-    agents: options.agents,
+    agents,
     engine,
     trusted: {
       trigger: async (input) => {
@@ -140,9 +163,12 @@ export function createPai<const TAgents extends Record<string, AgentLike>>(
  * Creates a runtime for one agent. Its registry id (`ctx.agentId`) is the agent's own
  * `name`, or `"agent"` when it has none.
  */
-export function createAgentRuntime<const TAgent extends AgentLike>(
-  options: CreateAgentRuntimeOptions<TAgent>,
-): Pai<Record<string, TAgent>> {
+export function createAgentRuntime<
+  const TAgent extends AgentLike,
+  const TPlugins extends readonly AnyPaiPlugin[] = [],
+>(
+  options: CreateAgentRuntimeOptions<TAgent> & { plugins?: TPlugins },
+): Pai<Record<string, WithPlugins<TAgent, TPlugins>>> {
   const { agent, ...rest } = options;
   if (!agent || (agent as { kind?: unknown }).kind !== "agent") {
     throw new PaiError(
@@ -151,7 +177,9 @@ export function createAgentRuntime<const TAgent extends AgentLike>(
     );
   }
   const id = agent.name && agent.name.length > 0 ? agent.name : "agent";
-  return createPai({ ...rest, agents: { [id]: agent } as Record<string, TAgent> });
+  return createPai({ ...rest, agents: { [id]: agent } as Record<string, TAgent> }) as Pai<
+    Record<string, WithPlugins<TAgent, TPlugins>>
+  >;
 }
 
 export type { JsonObject };

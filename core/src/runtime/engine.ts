@@ -40,6 +40,7 @@ import { CapabilityRegistry } from "./capability-bindings.js";
 import type { RuntimeAgentDefinition, RuntimeToolRegistration } from "./definition-shapes.js";
 import { KeyedMutex } from "./keyed-mutex.js";
 import { RequestContext } from "./request-context.js";
+import type { RuntimeEvent } from "./runtime-events.js";
 import type { RuntimeErrorReport, RuntimeOptions } from "./runtime-options.js";
 import { ThreadStore } from "./thread-store.js";
 import {
@@ -154,6 +155,22 @@ export class Engine {
       this.#options.onRuntimeError?.(report);
     } catch {
       // A failing error reporter must never take the runtime down.
+    }
+  }
+
+  /** Reports a runtime event to observers; an observer failure never disturbs the run. */
+  #emit(event: RuntimeEvent): void {
+    for (const observer of this.#options.observers ?? []) {
+      try {
+        const result = observer(event);
+        if (result && typeof (result as Promise<void>).catch === "function") {
+          (result as Promise<void>).catch((error) =>
+            this.reportError({ error, phase: "hook", threadId: event.threadId, runId: event.runId }),
+          );
+        }
+      } catch (error) {
+        this.reportError({ error, phase: "hook", threadId: event.threadId, runId: event.runId });
+      }
     }
   }
 
@@ -351,7 +368,16 @@ export class Engine {
       events.push(started);
       return { ok: true, events: events.flatMap((transition) => (transition.ok ? transition.events : [])) };
     });
-    if (!queued) this.continueRun(input.threadId, runId, input.identity, input.scope);
+    if (!queued) {
+      this.#emit({
+        type: "run-start",
+        threadId: input.threadId,
+        runId,
+        agentId: result.snapshot.thread.agentId,
+        scopeKey: input.scope.scopeKey,
+      });
+      this.continueRun(input.threadId, runId, input.identity, input.scope);
+    }
     return { runId, version: result.version, queued };
   }
 
@@ -433,7 +459,21 @@ export class Engine {
         return;
       }
       const request = this.#requestFor(snapshot, run, run.identity ?? identity, scope);
-      await this.#modelStep(snapshot, run, agentEntry, request);
+      const stepIds = {
+        threadId,
+        runId,
+        agentId: agentEntry.id,
+        scopeKey: snapshot.thread.scopeKey,
+        step: run.step + 1,
+      };
+      this.#emit({ type: "step-start", ...stepIds });
+      try {
+        await this.#modelStep(snapshot, run, agentEntry, request);
+      } catch (error) {
+        this.#emit({ type: "step-end", ...stepIds, error });
+        throw error;
+      }
+      this.#emit({ type: "step-end", ...stepIds });
       if (driver.again) driver.again = false;
     }
   }
@@ -449,12 +489,26 @@ export class Engine {
   }
 
   async #finishRun(threadId: string, runId: string, status: "completed" | "failed", error: string | null) {
+    let finished = false;
     const result = await this.store.transact(threadId, (state, now) => {
       const run = state.runs.find((candidate) => candidate.runId === runId);
+      finished = false;
       if (!run || !["running", "waiting"].includes(run.status)) return { ok: true, events: [] };
+      finished = true;
       return setRunStatus(state, { runId, status, error, now });
     });
     this.#aborts.delete(runId);
+    if (finished) {
+      this.#emit({
+        type: "run-end",
+        threadId,
+        runId,
+        agentId: result.snapshot.thread.agentId,
+        scopeKey: result.snapshot.thread.scopeKey,
+        status,
+        ...(error !== null ? { error } : {}),
+      });
+    }
     this.capabilities.threadIdle(result.snapshot.thread.scopeKey, threadId);
     await this.#startQueued(result.snapshot);
   }
@@ -494,6 +548,13 @@ export class Engine {
     });
     const started = result.snapshot.runs.find((run) => run.runId === next.runId);
     if (started?.status === "running") {
+      this.#emit({
+        type: "run-start",
+        threadId,
+        runId: next.runId,
+        agentId: result.snapshot.thread.agentId,
+        scopeKey: result.snapshot.thread.scopeKey,
+      });
       void this.continueRun(threadId, next.runId, started.identity ?? null, this.#scopeOf(result.snapshot));
     }
   }
@@ -573,6 +634,19 @@ export class Engine {
       })
       .catch(() => undefined);
 
+    const runIds = {
+      threadId,
+      runId: run.runId,
+      agentId: agentEntry.id,
+      scopeKey: snapshot.thread.scopeKey,
+    };
+    this.#emit({
+      type: "model-start",
+      ...runIds,
+      step: run.step + 1,
+      provider: typeof model === "string" ? "gateway" : model.provider,
+      modelId: typeof model === "string" ? model : model.modelId,
+    });
     const result = streamText({
       model,
       ...(instructions ? { instructions } : {}),
@@ -652,6 +726,13 @@ export class Engine {
           break;
       }
     }
+    this.#emit({
+      type: "model-end",
+      ...runIds,
+      step: run.step + 1,
+      toolCalls: calls.size,
+      ...(streamError !== undefined ? { error: streamError } : {}),
+    });
     if (streamError !== undefined) {
       throw new PaiError("INTERNAL", `The model call failed: ${getErrorMessage(streamError)}`, {
         cause: streamError,
@@ -723,6 +804,17 @@ export class Engine {
       for (const call of toExecute) inflight.delete(call.toolCallId);
       throw error;
     }
+    for (const action of outputActions) {
+      this.#emit({
+        type: "suspend",
+        ...runIds,
+        toolName: action.toolName,
+        toolCallId: action.toolCallId,
+        actionId: action.actionId,
+        actionName: action.name,
+        actionKind: "output",
+      });
+    }
     await Promise.all(
       toExecute.map((call) =>
         this.#runToolCall({
@@ -771,6 +863,19 @@ export class Engine {
     const inflight = this.#inflightFor(runId);
     inflight.add(toolCallId);
     let fatal: FatalHookError | undefined;
+    const callIds = {
+      threadId,
+      runId,
+      agentId: agentEntry.id,
+      scopeKey: request.scope.scopeKey,
+      toolName,
+      toolCallId,
+    };
+    let ended: { outcome: "output" | "error" | "suspended"; errorText?: string } = {
+      outcome: "error",
+      errorText: "The call did not complete.",
+    };
+    this.#emit({ type: "tool-start", ...callIds, entry: input.entry.type });
     try {
       let outcome: ToolOutcome;
       let suspension: { name: string; input: JsonValue } | undefined;
@@ -825,6 +930,14 @@ export class Engine {
           idempotencyKey: null,
         };
         await this.#commitIgnoringStale(threadId, (state, at) => suspendToolCall(state, { action, now: at }));
+        ended = { outcome: "suspended" };
+        this.#emit({
+          type: "suspend",
+          ...callIds,
+          actionId: action.actionId,
+          actionName: action.name,
+          actionKind: "suspend",
+        });
         return;
       }
       const parsedValue = parsedInput.success ? parsedInput.value : input.input;
@@ -856,8 +969,11 @@ export class Engine {
       await this.#commitIgnoringStale(threadId, (state, now) =>
         settleToolCall(state, { runId, toolCallId, outcome: final, now }),
       );
+      ended =
+        final.type === "output" ? { outcome: "output" } : { outcome: "error", errorText: final.errorText };
     } finally {
       inflight.delete(toolCallId);
+      this.#emit({ type: "tool-end", ...callIds, ...ended });
     }
   }
 
@@ -1306,6 +1422,14 @@ export class Engine {
       return cancelRun(snapshot, { runId: run.runId, reason, now });
     });
     if (cancelledRunId) {
+      this.#emit({
+        type: "run-end",
+        threadId,
+        runId: cancelledRunId,
+        agentId: result.snapshot.thread.agentId,
+        scopeKey: result.snapshot.thread.scopeKey,
+        status: "cancelled",
+      });
       this.#aborts.get(cancelledRunId)?.abort(new PaiError("CONFLICT", "The run was cancelled."));
       this.#aborts.delete(cancelledRunId);
       this.capabilities.threadIdle(result.snapshot.thread.scopeKey, threadId);
@@ -1516,6 +1640,19 @@ export class Engine {
         throw error;
       });
     const resolved = result.snapshot.actions.find((candidate) => candidate.actionId === input.actionId)!;
+    this.#emit({
+      type: "action-resolved",
+      threadId: input.threadId,
+      runId: run.runId,
+      agentId: agentEntry.id,
+      scopeKey: input.scope.scopeKey,
+      toolName: action.toolName,
+      toolCallId: action.toolCallId,
+      actionId: action.actionId,
+      actionName: action.name,
+      actionKind: action.kind,
+      resolution: input.kind,
+    });
     if (reenters && registration) {
       const resume = await this.#parseResume(action, registration, input.payload);
       void this.#track(

@@ -1,9 +1,11 @@
 import type { LanguageModel } from "ai";
+import type { AnyPaiPlugin } from "../plugins/plugin-types.js";
 import type { FilesV1 } from "../ports/files.js";
 import type { NotifierV1 } from "../ports/notifier.js";
 import type { StorageV1 } from "../ports/storage.js";
 import type { Identity, Scope } from "../service/identity.js";
 import type { CapabilityBinding } from "./capability-bindings.js";
+import type { RuntimeObserver } from "./runtime-events.js";
 
 /** Details handed to `onRuntimeError`; clients only ever see a redacted message. */
 export type RuntimeErrorReport = {
@@ -44,4 +46,14 @@ export type RuntimeOptions = {
   maxSteps?: number;
   /** Maximum serialized size of a request's client-tool snapshot, in bytes. Default 64 KiB. */
   maxClientToolsBytes?: number;
+  /**
+   * Observers of runtime events (runs, steps, model calls, tool calls, pending actions),
+   * called synchronously and in order. Plugins' hooks are added after these.
+   */
+  observers?: RuntimeObserver[];
+  /**
+   * Plugins (`definePlugin`): their tools, capability bindings and hooks are merged into the
+   * runtime when it is created. Conflicts throw `INVALID_DEFINITION`.
+   */
+  plugins?: readonly AnyPaiPlugin[];
 };
