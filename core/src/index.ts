@@ -8,9 +8,102 @@ export type {
   CapabilityMap,
 } from "./capabilities/capability.js";
 export { defineCapability } from "./capabilities/capability.js";
+// Definitions: tools, agents, manifest and projected tool parts (definition layer)
+export type {
+  AgentContract,
+  AgentContractOf,
+  InferAgentContract,
+  ToolData,
+  ToolInput,
+  ToolName,
+  ToolOutput,
+  ToolSuspend,
+} from "./definitions/agent-contract.js";
+export type {
+  AfterToolResultArgs,
+  AfterToolResultHook,
+  AgentDefinition,
+  AgentLifecycle,
+  AnyAgentDefinition,
+  MapToolError,
+  ToolCallResult,
+} from "./definitions/agent-types.js";
+export type { DefineAgentConfig, EffectiveRuntimeContext } from "./definitions/define-agent.js";
+export { defineAgent } from "./definitions/define-agent.js";
+export type { DefinedTool, DefineToolConfig, ToolIdCheck } from "./definitions/define-tool.js";
+export { defineTool } from "./definitions/define-tool.js";
+export type {
+  MessageId,
+  PendingActionOrigin,
+  PendingActionRef,
+  RunId,
+  ThreadId,
+  ToolCallId,
+} from "./definitions/pending-action.js";
+export type { MapContextRequired, ToolRegistrationsInput } from "./definitions/registrations.js";
+export { isToolDefinition, normalizeRegistrations } from "./definitions/registrations.js";
+export type { RuntimeContextArgs, ToolOutputArgs, ToolResolverArgs } from "./definitions/resolver-args.js";
 export type { SchemaValidationResult, ToolSchema } from "./definitions/schema.js";
 // Definitions: schemas and capabilities
 export { formatIssues, toJsonSchema, validateSchema } from "./definitions/schema.js";
+export type {
+  BuildToolContract,
+  ContractOutput,
+  InferSuspendContracts,
+  InferToolDataContracts,
+  JsonSchemaToolSchema,
+  ParsedToolSchema,
+  RawToolSchemaInput,
+  SuspendMap,
+  SuspendName,
+  SuspendPoint,
+  ToolContract,
+  ToolDataSchemas,
+  ZodToolSchema,
+} from "./definitions/tool-contract.js";
+export type { ToolFailResult, ToolSuspendResult } from "./definitions/tool-results.js";
+export {
+  createFailResult,
+  createSuspendResult,
+  isFailResult,
+  isSuspendResult,
+  TOOL_RESULT_KIND,
+} from "./definitions/tool-results.js";
+export type {
+  AgentRunInput,
+  AgentRunner,
+  AgentRunOutput,
+  AnyToolDefinition,
+  BoundChildTool,
+  ChildContextIntersection,
+  InferToolContext,
+  InferToolContract,
+  NormalizedToolRegistration,
+  RegisteredTool,
+  ToolCallLocation,
+  ToolCallMap,
+  ToolConfig,
+  ToolContextOf,
+  ToolDataRecord,
+  ToolDataWriter,
+  ToolDefinition,
+  ToolDefinitionConfig,
+  ToolDescription,
+  ToolDescriptionMap,
+  ToolDescriptionMetadata,
+  ToolEnabled,
+  ToolEntry,
+  ToolExecute,
+  ToolExecuteResult,
+  ToolExecutionContext,
+  ToolInputOf,
+  ToolMap,
+  ToolModelOutput,
+  ToolOutputOf,
+  ToolRegistration,
+  ToolRegistrationInput,
+  ToolTriggerInput,
+} from "./definitions/tool-types.js";
 export type { PaiErrorCode, PaiErrorOptions, PaiIssue } from "./errors/pai-error.js";
 export {
   getErrorMessage,
@@ -26,6 +119,40 @@ export { ToolInvocationError } from "./errors/tool-invocation-error.js";
 export type { JsonObject, JsonPrimitive, JsonValue } from "./json/json-value.js";
 // JSON
 export { isJsonValue, normalizeJson } from "./json/json-value.js";
+export type { AgentManifest, ToolManifestEntry } from "./manifest/agent-manifest.js";
+export { agentManifest, toolManifestEntry } from "./manifest/agent-manifest.js";
+export { getToolName, isPaiToolPart } from "./parts/get-tool-name.js";
+export type {
+  PaiDynamicToolPart,
+  PaiStaticToolPart,
+  PaiSuspensionState,
+  PaiSuspensionView,
+  PaiToolCancellation,
+  PaiToolDataItem,
+  PaiToolDataView,
+  PaiToolPart,
+  PaiToolPartSidecars,
+  PaiUIMessage,
+  PaiUntypedSuspensionView,
+} from "./parts/pai-tool-part.js";
+// Plugins (plugin system: definePlugin, runtime events)
+export type { PluginConfig } from "./plugins/define-plugin.js";
+export { definePlugin } from "./plugins/define-plugin.js";
+export type {
+  AnyPaiPlugin,
+  NormalizePluginTools,
+  PaiPlugin,
+  PluginAfterToolResultArgs,
+  PluginHook,
+  PluginHookMatcher,
+  PluginHooks,
+  PluginToolDefinition,
+  PluginToolInput,
+  PluginToolRegistration,
+  PluginToolsOf,
+  RuntimeEventOf,
+  WithPlugins,
+} from "./plugins/plugin-types.js";
 export type {
   FileBody,
   FilesV1,
@@ -51,9 +178,22 @@ export type {
   CapabilityAcquireContext,
   CapabilityBinding,
 } from "./runtime/capability-bindings.js";
-export type { AgentLike, CreateAgentRuntimeOptions, CreatePaiOptions, Pai } from "./runtime/create-pai.js";
+export type {
+  AgentLike,
+  AgentsWithPlugins,
+  CreateAgentRuntimeOptions,
+  CreatePaiOptions,
+  Pai,
+} from "./runtime/create-pai.js";
 // Runtime (lead)
 export { createAgentRuntime, createPai } from "./runtime/create-pai.js";
+export type {
+  RuntimeEvent,
+  RuntimeEventRun,
+  RuntimeEventToolCall,
+  RuntimeEventType,
+  RuntimeObserver,
+} from "./runtime/runtime-events.js";
 export type { RuntimeErrorReport, RuntimeOptions } from "./runtime/runtime-options.js";
 export { createService } from "./service/create-service.js";
 // Service API
@@ -108,30 +248,3 @@ export {
   cancellationText,
   INTERRUPTED_TEXT,
 } from "./state/transitions.js";
-
-// Plugins (plugin system: definePlugin, runtime events)
-export type { PluginConfig } from "./plugins/define-plugin.js";
-export { definePlugin } from "./plugins/define-plugin.js";
-export type {
-  AnyPaiPlugin,
-  NormalizePluginTools,
-  PaiPlugin,
-  PluginAfterToolResultArgs,
-  PluginHook,
-  PluginHookMatcher,
-  PluginHooks,
-  PluginToolDefinition,
-  PluginToolInput,
-  PluginToolRegistration,
-  PluginToolsOf,
-  RuntimeEventOf,
-  WithPlugins,
-} from "./plugins/plugin-types.js";
-export type { AgentsWithPlugins } from "./runtime/create-pai.js";
-export type {
-  RuntimeEvent,
-  RuntimeEventRun,
-  RuntimeEventToolCall,
-  RuntimeEventType,
-  RuntimeObserver,
-} from "./runtime/runtime-events.js";
