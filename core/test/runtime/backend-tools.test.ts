@@ -5,7 +5,7 @@ import { z } from "zod";
 import { defineAgent, defineTool } from "./_define-shim.js";
 import { scripted, toolResultFor } from "./_helpers.js";
 
-const createTask = (execute: (ctx: any) => unknown) =>
+const createTask = (execute: (ctx: any) => any) =>
   defineTool({
     id: "test.create-task.v1",
     description: "Create a workspace task",

@@ -222,7 +222,7 @@ describe("service", () => {
       description: "Ping",
       inputSchema: z.object({}),
       outputSchema: z.literal("pong"),
-      execute: () => "pong",
+      execute: () => "pong" as const,
     });
     const model = scriptedModel((_call, index) => ({
       toolCalls: [{ toolName: "ping", toolCallId: `call-${index + 1}`, input: {} }],

@@ -372,7 +372,14 @@ describe("suspend and resume", () => {
     const recorded: Recorded[] = [];
     const t = await createTestRuntime({
       agent: defineAgent({
-        tools: { publish: { tool: publishTool(recorded), onOutput: ({ output }: any) => seen.push(output) } },
+        tools: {
+          publish: {
+            tool: publishTool(recorded),
+            onOutput: ({ output }: any) => {
+              seen.push(output);
+            },
+          },
+        },
       }),
       model: [
         { toolCalls: [{ toolName: "publish", toolCallId: "call-1", input: { title: "Post" } }] },
