@@ -63,8 +63,9 @@ export type SchemaOutput<TSchema> = TSchema extends {
 export type FrontendToolContract<TInputSchema, TOutputSchema> = {
   input: SchemaOutput<TInputSchema>;
   output: [TOutputSchema] extends [undefined] ? unknown : SchemaOutput<TOutputSchema>;
-  data: Record<string, never>;
-  suspend: Record<string, never>;
+  // No channels and no suspend points: only a backend execute can write data or suspend.
+  data: Record<never, never>;
+  suspend: Record<never, never>;
   hasExecute: false;
 };
 

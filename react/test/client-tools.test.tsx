@@ -7,7 +7,7 @@ import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/re
 import { type ReactNode, useState } from "react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { createHarness, type Harness, type MainContract } from "./fixtures.js";
+import { type Agents, createHarness, type Harness, type MainContract } from "./fixtures.js";
 
 const WAIT = { timeout: 5_000 };
 const harnesses: Harness[] = [];
@@ -55,7 +55,7 @@ const selectionScript = [
 describe("server-declared client tools", () => {
   it("a mounted useClientTool execute answers the waiting action automatically", async () => {
     const { runtime, client, threadId } = await harness(selectionScript);
-    const Pai = createPaiReact<{ main: MainContract }>();
+    const Pai = createPaiReact<Agents>();
     const Main = Pai.agent("main");
     const execute = vi.fn(async () => ({ text: "hello from the browser" }));
     function Handler() {
@@ -84,7 +84,7 @@ describe("server-declared client tools", () => {
 
   it("with no handler mounted the action stays pending and the renderer's action answers it", async () => {
     const { runtime, client, threadId } = await harness(selectionScript);
-    const Pai = createPaiReact<{ main: MainContract }>();
+    const Pai = createPaiReact<Agents>();
     const Main = Pai.agent("main");
     function Renderer() {
       Main.useToolRenderer("getSelectedText", ({ state, action, output }) => (
@@ -121,7 +121,7 @@ describe("server-declared client tools", () => {
 
   it("unmounting removes the registration; a handler mounted later answers the waiting action once", async () => {
     const { runtime, client, threadId } = await harness(selectionScript);
-    const Pai = createPaiReact<{ main: MainContract }>();
+    const Pai = createPaiReact<Agents>();
     const Main = Pai.agent("main");
     const execute = vi.fn(async () => ({ text: "late answer" }));
     function Handler() {
@@ -165,7 +165,7 @@ describe("server-declared client tools", () => {
 
   it("an execute that throws leaves the action pending for a manual answer and reports the error", async () => {
     const { runtime, client, threadId } = await harness(selectionScript);
-    const Pai = createPaiReact<{ main: MainContract }>();
+    const Pai = createPaiReact<Agents>();
     const Main = Pai.agent("main");
     const errors: Array<{ message: string; info: ClientToolErrorInfo }> = [];
     const execute = vi.fn(async (): Promise<{ text: string }> => {
@@ -217,7 +217,7 @@ describe("server-declared client tools", () => {
       selectionScript[0]!,
       { text: "Could not read the selection." },
     ]);
-    const Pai = createPaiReact<{ main: MainContract }>();
+    const Pai = createPaiReact<Agents>();
     const Main = Pai.agent("main", {
       clientTools: {
         getSelectedText: {
@@ -252,8 +252,8 @@ describe("server-declared client tools", () => {
 
   it("only the client that observes the thread executes; a provider without it mounted does not", async () => {
     const { runtime, client, threadId } = await harness(selectionScript);
-    const PaiA = createPaiReact<{ main: MainContract }>();
-    const PaiB = createPaiReact<{ main: MainContract }>();
+    const PaiA = createPaiReact<Agents>();
+    const PaiB = createPaiReact<Agents>();
     const MainA = PaiA.agent("main");
     const MainB = PaiB.agent("main");
     const executeA = vi.fn(async () => ({ text: "from tab A" }));
@@ -294,7 +294,7 @@ describe("frontend-defined client tools", () => {
       { toolCalls: [{ toolName: "client.getTime", input: { zone: "UTC" }, toolCallId: "call-time" }] },
       { text: "It is noon." },
     ]);
-    const Pai = createPaiReact<{ main: MainContract }>();
+    const Pai = createPaiReact<Agents>();
     const Main = Pai.agent("main", {
       clientTools: {
         "client.getTime": {
@@ -344,7 +344,7 @@ describe("frontend-defined client tools", () => {
       { text: "Red it is." },
       { text: "No tools now." },
     ]);
-    const Pai = createPaiReact<{ main: MainContract }>();
+    const Pai = createPaiReact<Agents>();
     const Main = Pai.agent("main");
     function ColorPicker() {
       Main.useClientTool(
@@ -401,7 +401,7 @@ describe("tool renderers", () => {
       { toolCalls: [{ toolName: "deploy", input: { service: "api" }, toolCallId: "call-deploy" }] },
       { text: "Deployed." },
     ]);
-    const Pai = createPaiReact<{ main: MainContract }>();
+    const Pai = createPaiReact<Agents>();
     const Main = Pai.agent("main");
     const seen: Array<Pick<ToolRenderProps<MainContract["deploy"], "deploy">, "state">> = [];
     function DeployRenderer() {
@@ -454,7 +454,7 @@ describe("tool renderers", () => {
       { toolCalls: [{ toolName: "deploy", input: { service: "web" }, toolCallId: "call-deploy" }] },
       { text: "Stopped." },
     ]);
-    const Pai = createPaiReact<{ main: MainContract }>();
+    const Pai = createPaiReact<Agents>();
     const Main = Pai.agent("main");
     function DeployRenderer() {
       Main.useToolRenderer("deploy", ({ state, action }) => (

@@ -1,42 +1,31 @@
 import { createPaiClient, type PaiClient, serviceTransport } from "@pai/client";
+import { defineAgent, defineTool } from "@pai/core";
 import { createTestRuntime, type ScriptedStep, type TestRuntime } from "@pai/core/testing";
+import type { ContractOf } from "@pai/react";
 import { z } from "zod";
 
-/*
- * Hand-built runtime shapes of the test agent, as `defineTool` / `defineAgent` return them
- * (the engine reads only these fields). Switch to the real helpers once @pai/core exports them.
- */
-
 /** A server-declared client-routed tool: no backend execute. */
-export const getSelectedText = {
-  kind: "tool" as const,
+export const getSelectedText = defineTool({
   id: "test.getSelectedText",
-  config: {
-    description: "Read the user's current selection",
-    inputSchema: z.object({}),
-    outputSchema: z.object({ text: z.string() }),
-  },
-  capabilities: {},
-};
+  description: "Read the user's current selection",
+  inputSchema: z.object({}),
+  outputSchema: z.object({ text: z.string() }),
+});
 
 /** A backend tool that writes progress, waits for approval, then finishes and updates its progress in place. */
-export const deploy = {
-  kind: "tool" as const,
+export const deploy = defineTool({
   id: "test.deploy",
-  config: {
-    description: "Deploy a service after approval",
-    inputSchema: z.object({ service: z.string() }),
-    outputSchema: z.object({ url: z.string() }),
-    dataSchemas: { progress: z.object({ label: z.string(), pct: z.number() }) },
-    suspend: {
-      approval: {
-        suspendSchema: z.object({ prompt: z.string() }),
-        resumeSchema: z.object({ approved: z.boolean() }),
-      },
+  description: "Deploy a service after approval",
+  inputSchema: z.object({ service: z.string() }),
+  outputSchema: z.object({ url: z.string() }),
+  dataSchemas: { progress: z.object({ label: z.string(), pct: z.number() }) },
+  suspend: {
+    approval: {
+      suspendSchema: z.object({ prompt: z.string() }),
+      resumeSchema: z.object({ approved: z.boolean() }),
     },
   },
-  capabilities: {},
-  execute: async (ctx: any) => {
+  execute: async (ctx) => {
     if (ctx.entry.type === "initial") {
       await ctx.data.write("progress", { label: "Building", pct: 0.5 }, { id: "build" });
       return ctx.suspend("approval", { prompt: `Deploy ${ctx.input.service}?` });
@@ -45,33 +34,15 @@ export const deploy = {
     await ctx.data.write("progress", { label: "Deployed", pct: 1 }, { id: "build" });
     return { url: `https://${ctx.input.service}.example.test` };
   },
-};
+});
 
-export const agent = {
-  kind: "agent" as const,
-  name: "main",
-  tools: { getSelectedText: { tool: getSelectedText }, deploy: { tool: deploy } },
-};
+export const agent = defineAgent({ name: "main", tools: { getSelectedText, deploy } });
 
-/** The type-level contract `defineAgent` would infer for `agent`. */
-export type MainContract = {
-  getSelectedText: {
-    name: "getSelectedText";
-    hasExecute: false;
-    input: Record<string, never>;
-    output: { text: string };
-    data: {};
-    suspend: {};
-  };
-  deploy: {
-    name: "deploy";
-    hasExecute: true;
-    input: { service: string };
-    output: { url: string };
-    data: { progress: { label: string; pct: number } };
-    suspend: { approval: { input: { prompt: string }; resume: { approved: boolean } } };
-  };
-};
+/** The agents the typed bindings know, as an app would declare them. */
+export type Agents = { main: typeof agent };
+
+/** The contract of the test agent, for type assertions. */
+export type MainContract = ContractOf<typeof agent>;
 
 export type Harness = {
   runtime: TestRuntime<typeof agent>;
