@@ -36,7 +36,7 @@ export function toolNamesInCall(model: ScriptedModel, callIndex: number): string
 /** The function tool `name` as offered in the model's `callIndex`-th call. */
 export function offeredTool(model: ScriptedModel, callIndex: number, name: string) {
   const tool = model.calls[callIndex]?.tools?.find((candidate) => candidate.name === name);
-  if (!tool || tool.type !== "function") {
+  if (tool?.type !== "function") {
     throw new Error(`Model call #${callIndex + 1} was not offered a function tool named ${name}.`);
   }
   return tool;
