@@ -1,8 +1,7 @@
-import { PaiError, projectThreadState } from "@pai/core";
+import { defineAgent, defineTool, PaiError, projectThreadState } from "@pai/core";
 import { createTestRuntime } from "@pai/core/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineAgent, defineTool } from "./_define-shim.js";
 import { scripted, toolResultFor } from "./_helpers.js";
 
 const runBrowserCheck = defineTool({

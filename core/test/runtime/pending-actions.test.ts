@@ -1,8 +1,7 @@
-import { PaiError } from "@pai/core";
+import { defineAgent, defineTool, PaiError } from "@pai/core";
 import { createTestRuntime } from "@pai/core/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineAgent, defineTool } from "./_define-shim.js";
 
 const approve = (recorded: unknown[]) =>
   defineTool({

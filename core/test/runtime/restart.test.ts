@@ -1,8 +1,8 @@
+import { defineAgent, defineTool } from "@pai/core";
 import { createTestRuntime } from "@pai/core/testing";
 import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineAgent, defineTool } from "./_define-shim.js";
 import { scripted, toolResultFor } from "./_helpers.js";
 
 describe("process restart", () => {

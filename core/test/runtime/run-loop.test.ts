@@ -1,8 +1,7 @@
-import type { RuntimeErrorReport } from "@pai/core";
+import { defineAgent, defineTool, type RuntimeErrorReport } from "@pai/core";
 import { createTestRuntime } from "@pai/core/testing";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { defineAgent, defineTool } from "./_define-shim.js";
 import { scripted, toolResultFor } from "./_helpers.js";
 
 describe("run loop", () => {

@@ -1,6 +1,8 @@
 import {
   applyStoredEvents,
   createMemoryNotifier,
+  defineAgent,
+  defineTool,
   type NotifierV1,
   PaiError,
   projectThreadState,
@@ -9,7 +11,6 @@ import {
 import { createTestRuntime, scriptedModel } from "@pai/core/testing";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { defineAgent, defineTool } from "./_define-shim.js";
 import { deferred, scripted, toolResultFor } from "./_helpers.js";
 
 const approve = defineTool({
