@@ -4,7 +4,7 @@ import { isPaiToolPart } from "@pai/client";
 import type { ClientToolErrorInfo, ToolRenderProps } from "@pai/react";
 import { createPaiReact, ThreadProvider, ToolPart, useThread } from "@pai/react";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import { type ReactNode, useState } from "react";
+import { type ReactNode, StrictMode, useState } from "react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { type Agents, createHarness, type Harness, type MainContract } from "./fixtures.js";
@@ -62,13 +62,16 @@ describe("server-declared client tools", () => {
       Main.useClientTool("getSelectedText", { execute });
       return null;
     }
+    // StrictMode mounts effects twice; the action must still run exactly once.
     render(
-      <Pai.Provider client={client}>
-        <ThreadProvider threadId={threadId}>
-          <Handler />
-          <Transcript />
-        </ThreadProvider>
-      </Pai.Provider>,
+      <StrictMode>
+        <Pai.Provider client={client}>
+          <ThreadProvider threadId={threadId}>
+            <Handler />
+            <Transcript />
+          </ThreadProvider>
+        </Pai.Provider>
+      </StrictMode>,
     );
     fireEvent.click(screen.getByText("send"));
     await waitFor(async () => expect(await runtime.lastText(threadId)).toBe("You selected something."), WAIT);
