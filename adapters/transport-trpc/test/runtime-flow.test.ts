@@ -1,5 +1,5 @@
 import { createPaiClient, isPaiToolPart, type PaiThreadState, type ThreadClient } from "@pai/client";
-import { PaiError, projectThreadState } from "@pai/core";
+import { defineAgent, defineTool, PaiError, projectThreadState } from "@pai/core";
 import { createTestRuntime, scriptedModel, type TestRuntime } from "@pai/core/testing";
 import { memoryFiles } from "@pai/storage-memory";
 import { createTRPCUntypedClient, httpBatchLink, isTRPCClientError } from "@trpc/client";
@@ -7,7 +7,6 @@ import fc from "fast-check";
 import superjson from "superjson";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineAgent, defineTool } from "../../../core/test/runtime/_define-shim.js";
 import { DEFAULT_PAI_ROUTER_LIMITS } from "../src/index.js";
 import { createPaiSchemas } from "../src/schemas.js";
 import { type HostUser, type RunningHost, startHost, transportFor } from "./host-app.js";
@@ -31,7 +30,7 @@ const requestApproval = defineTool({
       resumeSchema: z.object({ approved: z.boolean() }),
     },
   },
-  execute: async (ctx: any) => {
+  execute: async (ctx) => {
     if (ctx.entry.type === "initial") {
       await ctx.data.write("progress", { step: "asked" }, { id: "asked" });
       return ctx.suspend("approval", { prompt: ctx.input.summary });
@@ -41,7 +40,15 @@ const requestApproval = defineTool({
   },
 });
 
-const agent = defineAgent({ name: "main", tools: { requestApproval } });
+/** A server-declared client-routed tool: no execute, so a client answers with the output. */
+const getSelectedText = defineTool({
+  id: "test.get-selected-text.v1",
+  description: "Read the user's selection",
+  inputSchema: z.object({}),
+  outputSchema: z.object({ text: z.string() }),
+});
+
+const agent = defineAgent({ name: "main", tools: { requestApproval, getSelectedText } });
 
 type PromptMessage = { role: string; content: unknown };
 
@@ -55,6 +62,7 @@ function script(call: { prompt: PromptMessage[] }) {
   const text = content.map((part) => part.text ?? "").join("");
   if (text.startsWith("approve"))
     return { toolCalls: [{ toolName: "requestApproval", input: { summary: text } }] };
+  if (text.startsWith("select")) return { toolCalls: [{ toolName: "getSelectedText", input: {} }] };
   return { text: ["echo: ", text] };
 }
 
@@ -119,6 +127,125 @@ async function rejection(promise: Promise<unknown>): Promise<PaiError> {
 }
 
 describe("transport-trpc with the real runtime", () => {
+  it("live equals reload: over random flows a watcher's state equals a fresh getState() after every step", async () => {
+    const { host, runtime, service } = await start();
+    const command = fc.constantFrom(
+      "send-approve",
+      "send-select",
+      "send-text",
+      "send-cancel-pending",
+      "submit-yes",
+      "submit-no",
+      "submit-invalid",
+      "answer-client-tool",
+      "cancel-action",
+      "fail-action",
+      "cancel-run",
+    );
+    const succeeded = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(fc.array(command, { minLength: 1, maxLength: 6 }), async (commands) => {
+        const watcher = createPaiClient({ transport: transportFor(host.url, alice) });
+        const actor = createPaiClient({ transport: transportFor(host.url, bob) });
+        const thread = await actor.createThread();
+        const watched = watcher.thread(thread.id);
+        const stop = watched.watch({ retryDelayMs: 20 });
+        try {
+          await waitFor(watched, (state) => state.connection === "open");
+          for (const name of commands) {
+            const { pending } = await thread.refresh();
+            const first = pending[0];
+            const output = pending.find((item) => item.name.endsWith(".output"));
+            const suspension = pending.find((item) => !item.name.endsWith(".output"));
+            const attempt = async () => {
+              switch (name) {
+                case "send-approve":
+                  return thread.send("approve it");
+                case "send-select":
+                  return thread.send("select something");
+                case "send-text":
+                  return thread.send("hello");
+                case "send-cancel-pending":
+                  return thread.send("approve again", { cancelPending: true });
+                case "submit-yes":
+                  return suspension?.submit({ approved: true });
+                case "submit-no":
+                  return suspension?.submit({ approved: false });
+                case "submit-invalid":
+                  return first?.submit({ approved: "maybe" });
+                case "answer-client-tool":
+                  return output?.submit({ text: "selected words" });
+                case "cancel-action":
+                  return first?.cancel({ reason: "not needed" });
+                case "fail-action":
+                  return first?.fail("the approver is away");
+                case "cancel-run":
+                  return thread.cancel("stop");
+              }
+            };
+            // Rejections (pending work, nothing to cancel, invalid payloads) are part of the flow.
+            const result = await attempt().catch((error: unknown) => {
+              if (!PaiError.isInstance(error) || error.code === "INTERNAL") throw error;
+              return undefined;
+            });
+            if (result !== undefined) succeeded.add(name);
+            await runtime.pai.waitForIdle(thread.id);
+            const fresh = projectThreadState(
+              await service.threads.get({ identity: alice, threadId: thread.id }),
+            );
+            const live = await waitFor(watched, (state) => state.version >= fresh.version);
+            expect(live.version).toBe(fresh.version);
+            expect(live.messages).toEqual(fresh.messages);
+            expect(live.run).toEqual(fresh.run);
+            const plain = (
+              items: ReadonlyArray<{ name: string; input: unknown; origin: unknown; ref: unknown }>,
+            ) => items.map(({ name: action, input, origin, ref }) => ({ action, input, origin, ref }));
+            expect(plain(live.pending)).toEqual(plain(fresh.pending));
+          }
+        } finally {
+          stop();
+        }
+      }),
+      {
+        numRuns: 12,
+        // One hand-picked flow first, so every kind of outcome is covered on every run.
+        examples: [
+          [
+            [
+              "send-approve",
+              "submit-invalid",
+              "submit-yes",
+              "send-select",
+              "answer-client-tool",
+              "send-approve",
+              "cancel-action",
+              "send-approve",
+              "fail-action",
+              "send-approve",
+              "cancel-run",
+              "send-select",
+              "send-cancel-pending",
+              "submit-no",
+            ],
+          ],
+        ],
+      },
+    );
+    expect([...succeeded].sort()).toEqual(
+      expect.arrayContaining([
+        "answer-client-tool",
+        "cancel-action",
+        "cancel-run",
+        "fail-action",
+        "send-approve",
+        "send-cancel-pending",
+        "send-select",
+        "submit-no",
+        "submit-yes",
+      ]),
+    );
+  });
+
   it("send -> tool suspends -> a second client sees the pending action via watch -> submits -> the first sees output and final text", async () => {
     const { host, service } = await start();
     const first = createPaiClient({ transport: transportFor(host.url, alice) });
