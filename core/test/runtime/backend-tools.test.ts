@@ -130,6 +130,25 @@ describe("backend tools", () => {
     ]);
   });
 
+  it("mapError returning undefined keeps the thrown message", async () => {
+    const t = await createTestRuntime({
+      agent: defineAgent({
+        tools: {
+          createTask: createTask(() => {
+            throw new Error("Title already used by task t-7.");
+          }),
+        },
+        mapError: () => undefined,
+      }),
+      model: callCreateTask({ title: "Write spec" }),
+    });
+    const threadId = await t.createThread();
+    await t.send(threadId, "make a task");
+
+    const [part] = await t.toolParts(threadId);
+    expect(part).toMatchObject({ state: "output-error", errorText: "Title already used by task t-7." });
+  });
+
   it("an onOutput hook that throws fails the run with a redacted message and reports the detail", async () => {
     const reports: RuntimeErrorReport[] = [];
     const t = await createTestRuntime({

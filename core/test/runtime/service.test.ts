@@ -217,6 +217,28 @@ describe("service", () => {
     expect(scripted(t).calls).toHaveLength(1);
   });
 
+  it("cancelling a waiting run cancels its pending actions model-visibly", async () => {
+    const t = await createTestRuntime({ agent: defineAgent({ tools: { approve } }), model: [callApprove] });
+    const threadId = await t.createThread();
+    const waiting = await t.send(threadId, "ship it");
+    const actionId = waiting.actions[0]!.actionId;
+
+    await t.pai.service.threads.cancel({ identity: t.identity, threadId, reason: "user left" });
+    await t.waitForIdle(threadId);
+    const snapshot = await t.snapshot(threadId);
+
+    expect(snapshot.runs.at(-1)?.status).toBe("cancelled");
+    expect(snapshot.actions[0]).toMatchObject({ actionId, state: "cancelled" });
+    const part = projectThreadState(snapshot)
+      .messages.flatMap((message) => message.parts)
+      .find((candidate: any) => candidate.toolCallId === "call-1") as any;
+    expect(part).toMatchObject({ state: "output-error", cancelled: true, pendingSuspension: null });
+    const late = await rejection(
+      t.pai.service.actions.submit({ identity: t.identity, threadId, actionId, payload: { approved: true } }),
+    );
+    expect(late.code).toBe("CONFLICT");
+  });
+
   it("maxSteps stops the loop", async () => {
     const ping = defineTool({
       id: "test.ping.v1",

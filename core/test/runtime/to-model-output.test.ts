@@ -179,4 +179,38 @@ describe("toModelOutput", () => {
     expect(result.value).toContain("no range needed");
     expect(snapshot.runs.at(-1)?.status).toBe("completed");
   });
+
+  it("a content projection with media reaches the model as content blocks", async () => {
+    const pixel =
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+    const showChart = defineTool({
+      id: "test.show-chart.v1",
+      description: "Inspect the report's chart.",
+      inputSchema: z.object({}),
+      outputSchema: z.object({ mediaType: z.literal("image/png"), data: z.string() }),
+      execute: () => ({ mediaType: "image/png" as const, data: pixel }),
+      toModelOutput: ({ output }) => ({
+        type: "content",
+        value: [{ type: "file", mediaType: output.mediaType, data: { type: "data", data: output.data } }],
+      }),
+    });
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { showChart } }),
+      model: [
+        { toolCalls: [{ toolName: "showChart", toolCallId: "call-chart", input: {} }] },
+        { text: "A dot." },
+      ],
+    });
+    const threadId = await t.createThread();
+    await t.send(threadId, "what is in the chart?");
+
+    const output = toolResultFor(scripted(t), 1, "call-chart").output;
+    expect(output.type).toBe("content");
+    expect(JSON.stringify(output.value)).toContain(pixel);
+    const [part] = await t.toolParts(threadId);
+    expect(part).toMatchObject({
+      state: "output-available",
+      output: { mediaType: "image/png", data: pixel },
+    });
+  });
 });
