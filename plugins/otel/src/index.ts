@@ -1,0 +1,2 @@
+export type { OtelPluginOptions } from "./otel-plugin.js";
+export { otelPlugin, PAI_SPAN_NAMES } from "./otel-plugin.js";
