@@ -102,6 +102,7 @@ export type {
   ToolOutputOf,
   ToolRegistration,
   ToolRegistrationInput,
+  ToolResumeEntry,
   ToolTriggerInput,
 } from "./definitions/tool-types.js";
 export type { PaiErrorCode, PaiErrorOptions, PaiIssue } from "./errors/pai-error.js";

@@ -119,24 +119,36 @@ export type BoundChildTool<TTool extends AnyToolDefinition = AnyToolDefinition> 
 /** `ctx.tools`: typed calls to the tool's own declared children. */
 export type ToolCallMap<TTools> = { readonly [K in keyof TTools]: BoundChildTool<RegisteredTool<TTools[K]>> };
 
-/** Why execute is running: the first call, or re-entry after a pending action was submitted. */
+/** A resume entry for one suspend point. */
+export type ToolResumeEntry<TName extends string, TResume> = {
+  /** Re-entry after a pending action was submitted. */
+  type: "resume";
+  /** Suspend point being resumed. */
+  name: TName;
+  /** Parsed resume payload from that point's `resumeSchema`. */
+  resume: TResume;
+  /** Action reference that triggered the resume. */
+  action: PendingActionRef;
+};
+
+/**
+ * Why execute is running: the first call, or re-entry after a pending action was submitted.
+ * A tool without suspend points keeps an uninhabitable resume arm (`name: never`) so generic
+ * code such as `ctx.entry.type === "resume" ? ctx.entry.action.actionId : ...` still compiles.
+ */
 export type ToolEntry<TContract extends ToolContract = ToolContract> =
   | {
       /** First execution for this tool call. */
       type: "initial";
     }
-  | {
-      [TName in keyof TContract["suspend"] & string]: {
-        /** Re-entry after a pending action was submitted. */
-        type: "resume";
-        /** Suspend point being resumed. */
-        name: TName;
-        /** Parsed resume payload from that point's `resumeSchema`. */
-        resume: TContract["suspend"][TName]["resume"];
-        /** Action reference that triggered the resume. */
-        action: PendingActionRef;
-      };
-    }[keyof TContract["suspend"] & string];
+  | ([keyof TContract["suspend"] & string] extends [never]
+      ? ToolResumeEntry<never, never>
+      : {
+          [TName in keyof TContract["suspend"] & string]: ToolResumeEntry<
+            TName,
+            TContract["suspend"][TName]["resume"]
+          >;
+        }[keyof TContract["suspend"] & string]);
 
 /** One stored tool data item. */
 export type ToolDataRecord<TValue = unknown> = { id: string; value: TValue; updatedAt: string };
