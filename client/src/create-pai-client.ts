@@ -1,4 +1,4 @@
-import type { ActionRow, JsonObject, ListResult, ThreadRow, UploadedFile } from "@pai/core";
+import type { ActionRow, AgentContract, JsonObject, ListResult, ThreadRow, UploadedFile } from "@pai/core";
 import { ThreadClient } from "./thread-client.js";
 import type { FileDownload, PaiTransport } from "./transport.js";
 
@@ -7,7 +7,7 @@ export type PaiClientOptions = {
 };
 
 /** A PAI client. `TAgent` is the agent (contract) it talks to; it narrows typed bindings. */
-export type PaiClient<TAgent = unknown> = {
+export type PaiClient<TAgent = AgentContract> = {
   readonly transport: PaiTransport;
   /** The handle of one thread; the same handle for the same id. */
   thread(threadId: string): ThreadClient<TAgent>;
@@ -31,7 +31,7 @@ export type PaiClient<TAgent = unknown> = {
  * const thread = client.thread(threadId);
  * const stop = thread.watch();
  */
-export function createPaiClient<TAgent = unknown>(options: PaiClientOptions): PaiClient<TAgent> {
+export function createPaiClient<TAgent = AgentContract>(options: PaiClientOptions): PaiClient<TAgent> {
   const { transport } = options;
   const threads = new Map<string, ThreadClient<TAgent>>();
   const thread = (threadId: string): ThreadClient<TAgent> => {

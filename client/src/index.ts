@@ -1,7 +1,12 @@
+export { getToolName, isPaiToolPart } from "@pai/core";
 export type { PaiClient, PaiClientOptions } from "./create-pai-client.js";
 export { createPaiClient } from "./create-pai-client.js";
-export { isPaiToolPart } from "./is-pai-tool-part.js";
-export type { PendingActionOrigin, PendingActionRef, PendingActionView } from "./pending-action-view.js";
+export type {
+  ContractOf,
+  PendingActionOrigin,
+  PendingActionRef,
+  PendingActionView,
+} from "./pending-action-view.js";
 export type { ServiceTransportOptions } from "./service-transport.js";
 export { serviceTransport } from "./service-transport.js";
 export type {

@@ -1,34 +1,34 @@
 import type {
   ActionResult,
-  PendingActionOriginData,
-  PendingActionRefData,
-  RunRequestOptions,
+  AgentContract,
+  AgentContractOf,
+  PendingActionOrigin as CorePendingActionOrigin,
+  PendingActionRef as CorePendingActionRef,
 } from "@pai/core";
 
-/**
- * Where a pending action came from. `TAgent` is the agent contract the client was created
- * with; until core's contract types land it only documents intent (tool names stay strings).
- */
-export type PendingActionOrigin<_TAgent = unknown> = PendingActionOriginData;
+/** The contract of `TAgent`: an agent definition (`typeof agent`) or an agent contract. */
+export type ContractOf<TAgent> = [AgentContractOf<TAgent>] extends [never]
+  ? AgentContract
+  : AgentContractOf<TAgent>;
+
+/** Where a pending action came from: the open message and native tool call that created it. */
+export type PendingActionOrigin<TAgent = AgentContract> = CorePendingActionOrigin<ContractOf<TAgent>>;
 
 /** Stable reference to a pending action: origin plus action id and qualified name. */
-export type PendingActionRef<_TAgent = unknown> = PendingActionRefData;
+export type PendingActionRef<TAgent = AgentContract> = CorePendingActionRef<ContractOf<TAgent>>;
 
 /**
  * A pending action with its commands. A client command sidecar: it is not part of any
  * serializable message or tool part. Payloads stay `unknown` here; typed bindings re-narrow them.
  */
-export type PendingActionView<TAgent = unknown> = {
+export type PendingActionView<TAgent = AgentContract> = {
   /** Fully qualified name, such as `requestApproval.approval` or `getSelectedText.output`. */
   name: string;
   input: unknown;
   origin: PendingActionOrigin<TAgent>;
   ref: PendingActionRef<TAgent>;
-  /**
-   * Answers the action: resume data for a suspension, the tool output for an output action.
-   * `options` carries request extras (such as a client-tool snapshot) for the run it continues.
-   */
-  submit(resume: unknown, options?: RunRequestOptions): Promise<ActionResult>;
+  /** Answers the action: resume data for a suspension, the tool output for an output action. */
+  submit(resume: unknown): Promise<ActionResult>;
   /** Abandons the wait; recorded as a model-visible cancelled call. */
   cancel(input?: { reason?: string }): Promise<ActionResult>;
   /** Fails the call with a model-visible error. */

@@ -1,5 +1,6 @@
 import {
   type ActionResult,
+  type AgentContract,
   applyStoredEvents,
   getErrorMessage,
   type LiveEvent,
@@ -25,7 +26,7 @@ export type LiveMessageText = { runId: string; messageId: string; text: string; 
 export type ThreadConnection = "closed" | "connecting" | "open";
 
 /** The client state of one thread. A new object on every change, so it can feed `useSyncExternalStore`. */
-export type PaiThreadState<TAgent = unknown> = {
+export type PaiThreadState<TAgent = AgentContract> = {
   /** `idle` before the first load; `error` when loading or watching failed for good. */
   status: "idle" | "loading" | "ready" | "error";
   thread: ThreadRow | null;
@@ -102,7 +103,7 @@ const TERMINAL_RUN = new Set(["completed", "failed", "cancelled"]);
  * client view after every change. Durable state only ever comes from committed events or a
  * fresh load, so a watcher and a reload agree.
  */
-export class ThreadClient<TAgent = unknown> {
+export class ThreadClient<TAgent = AgentContract> {
   readonly id: string;
   readonly #transport: PaiTransport;
   #snapshot: ThreadSnapshot | null = null;
