@@ -1,9 +1,9 @@
-import { defineAgent, defineTool } from "@pai/core";
+import { defineAgent, defineTool, INTERRUPTED_TEXT } from "@pai/core";
 import { createTestRuntime } from "@pai/core/testing";
 import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { scripted, toolResultFor } from "./_helpers.js";
+import { deferred, scripted, toolResultFor } from "./_helpers.js";
 
 describe("process restart", () => {
   it("a thread suspended in one runtime is resumed by a second runtime on the same storage", async () => {
@@ -118,5 +118,67 @@ describe("process restart", () => {
     expect(secondThread).not.toBe(firstThread);
     expect(await second.lastText(secondThread)).toBe("two");
     expect(await second.lastText(firstThread)).toBe("one");
+  });
+
+  it("a run whose process died mid-tool is adopted by another runtime: the call is interrupted, not re-run", async () => {
+    const started = deferred();
+    let executions = 0;
+    const exportAll = defineTool({
+      id: "test.export-all.v1",
+      description: "Export everything",
+      inputSchema: z.object({}),
+      execute: () => {
+        executions++;
+        started.resolve();
+        return new Promise<never>(() => undefined);
+      },
+    });
+    const agent = defineAgent({ tools: { exportAll } });
+    const storage = memoryStorage();
+    // The first process's view of storage; "killing" it makes every later call fail, so it
+    // can neither renew its lease nor commit anything, like a process that is gone.
+    let dead = false;
+    const firstStorage = new Proxy(storage, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) =>
+          dead ? Promise.reject(new Error("process died")) : value.apply(target, args);
+      },
+    });
+    const first = await createTestRuntime({
+      agent,
+      storage: firstStorage,
+      model: [{ toolCalls: [{ toolName: "exportAll", toolCallId: "call-export", input: {} }] }],
+      leaseMs: 1_000,
+      onRuntimeError: () => undefined,
+    });
+    const threadId = await first.createThread();
+    await first.pai.service.threads.send({ identity: first.identity, threadId, message: { text: "export" } });
+    await started.promise;
+    dead = true;
+
+    const later = Date.now() + 60_000;
+    const second = await createTestRuntime({
+      agent,
+      storage,
+      model: [{ text: "The export was interrupted; shall I retry?" }],
+      clock: () => new Date(later),
+    });
+    expect(await second.pai.recover()).toBe(1);
+    await second.waitForIdle(threadId);
+
+    const snapshot = await second.snapshot(threadId);
+    expect(executions).toBe(1);
+    const [part] = await second.toolParts(threadId);
+    expect(part).toMatchObject({ state: "output-error", errorText: INTERRUPTED_TEXT });
+    expect(toolResultFor(scripted(second), 0, "call-export").output).toEqual({
+      type: "error-text",
+      value: INTERRUPTED_TEXT,
+    });
+    expect(snapshot.runs.at(-1)?.status).toBe("completed");
+    expect(await second.lastText(threadId)).toBe("The export was interrupted; shall I retry?");
+    // `first` is deliberately never closed: like a dead process, its tool never settles.
+    await second.close();
   });
 });
