@@ -196,6 +196,8 @@ export type {
   RuntimeObserver,
 } from "./runtime/runtime-events.js";
 export type { RuntimeErrorReport, RuntimeOptions } from "./runtime/runtime-options.js";
+/** @internal The engine behind `Pai.engine`; sibling packages and tests only. */
+export type { Engine, RegisteredAgent } from "./runtime/engine.js";
 export { createService } from "./service/create-service.js";
 // Service API
 export type { Identity, Register, Scope } from "./service/identity.js";
