@@ -17,7 +17,8 @@ const openDocument = defineTool({
   description: "Open a document",
   inputSchema: z.object({ docId: z.string() }),
   outputSchema: z.object({ revision: z.string().transform(Number) }),
-  execute: ({ input }) => ({ revision: input.docId === "d1" ? "7" : "1" }),
+  // Returns the schema's input shape on purpose: the stored and observed output is the parsed one.
+  execute: ({ input }) => ({ revision: input.docId === "d1" ? "7" : "1" }) as never,
 });
 
 const callOpen = (toolCallId = "call-open", docId = "d1") => ({
@@ -130,8 +131,15 @@ describe("onOutput", () => {
   it("never runs for a failed call: ctx.fail, a throw, invalid output, a disabled tool, a cancelled or failed action", async () => {
     const observed: string[] = [];
     const onOutput = ({ call }: { call: { toolCallId: string } }) => void observed.push(call.toolCallId);
-    const failing = (id: string, execute: (ctx: any) => unknown) =>
-      defineTool({ id, description: id, inputSchema: z.object({}), outputSchema: z.number(), execute });
+    // The id is a runtime value here; its literal type only matters for generated clients.
+    const failing = (id: string, execute: (ctx: any) => any) =>
+      defineTool({
+        id: id as "test.observers.failing",
+        description: id,
+        inputSchema: z.object({}),
+        outputSchema: z.number(),
+        execute,
+      });
     const t = await createTestRuntime({
       onRuntimeError: () => undefined,
       agent: defineAgent({

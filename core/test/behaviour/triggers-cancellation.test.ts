@@ -24,7 +24,7 @@ const clientTool = (name: string): ClientToolSnapshot => ({
 /** A tool that waits until its signal aborts, recording that it saw the abort. */
 const waitForAbort = (id: string, aborted: string[], started: () => void) =>
   defineTool({
-    id,
+    id: id as "test.triggers.wait-for-abort",
     description: "Wait for cancellation",
     inputSchema: z.object({}),
     execute: (ctx) =>
