@@ -179,4 +179,54 @@ describe("backend tools", () => {
     });
     expect(detail.some((text) => text.includes("secret-dsn://admin@db"))).toBe(true);
   });
+
+  it("ctx.input is the parsed input with defaults, and ctx.thread and ctx.agentId locate the call", async () => {
+    const seen: any[] = [];
+    const tagTask = defineTool({
+      id: "test.tag-task.v1",
+      description: "Tag a task",
+      inputSchema: z.object({ taskId: z.string(), tag: z.string().default("triage") }),
+      execute: (ctx) => {
+        seen.push({ input: ctx.input, thread: ctx.thread, agentId: ctx.agentId });
+        return null;
+      },
+    });
+    const t = await createTestRuntime({
+      agent: defineAgent({ name: "planner", tools: { tagTask } }),
+      model: [
+        { toolCalls: [{ toolName: "tagTask", toolCallId: "call-tag", input: { taskId: "t-1" } }] },
+        { text: "ok" },
+      ],
+    });
+    const threadId = await t.createThread();
+    const snapshot = await t.send(threadId, "tag it");
+
+    expect(seen).toEqual([
+      {
+        input: { taskId: "t-1", tag: "triage" },
+        thread: { threadId, runId: snapshot.runs[0]!.runId, toolCallId: "call-tag", toolName: "tagTask" },
+        agentId: "planner",
+      },
+    ]);
+  });
+
+  it("a tool that returns nothing succeeds and the model reads JSON null", async () => {
+    const ping = defineTool({
+      id: "test.fire-and-forget.v1",
+      description: "Fire and forget",
+      inputSchema: z.object({}),
+      execute: () => undefined,
+    });
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { ping } }),
+      model: [{ toolCalls: [{ toolName: "ping", toolCallId: "call-ping", input: {} }] }, { text: "sent" }],
+    });
+    const threadId = await t.createThread();
+    await t.send(threadId, "ping");
+
+    const [part] = await t.toolParts(threadId);
+    expect(part).toMatchObject({ state: "output-available" });
+    expect(part!.output ?? null).toBeNull();
+    expect(toolResultFor(scripted(t), 1, "call-ping").output).toEqual({ type: "json", value: null });
+  });
 });

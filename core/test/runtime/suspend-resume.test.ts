@@ -392,4 +392,36 @@ describe("suspend and resume", () => {
     await t.submit(threadId, "publish.approval", { decision: "approve" });
     expect(seen).toEqual([{ published: true }]);
   });
+
+  it("ctx.entry.resume is the payload parsed by resumeSchema, defaults included", async () => {
+    const resumes: unknown[] = [];
+    const confirm = defineTool({
+      id: "test.confirm.v1",
+      description: "Confirm",
+      inputSchema: z.object({}),
+      outputSchema: z.object({ ok: z.boolean(), note: z.string() }),
+      suspend: {
+        confirm: {
+          suspendSchema: z.object({ question: z.string() }),
+          resumeSchema: z.object({ ok: z.boolean(), note: z.string().default("no note") }),
+        },
+      },
+      execute: (ctx) => {
+        if (ctx.entry.type === "initial") return ctx.suspend("confirm", { question: "Sure?" });
+        resumes.push(ctx.entry.resume);
+        return ctx.entry.resume;
+      },
+    });
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { confirm } }),
+      model: [{ toolCalls: [{ toolName: "confirm", toolCallId: "call-1", input: {} }] }, { text: "ok" }],
+    });
+    const threadId = await t.createThread();
+    await t.send(threadId, "go");
+    await t.submit(threadId, "confirm.confirm", { ok: true });
+
+    expect(resumes).toEqual([{ ok: true, note: "no note" }]);
+    const [part] = await t.toolParts(threadId);
+    expect(part).toMatchObject({ state: "output-available", output: { ok: true, note: "no note" } });
+  });
 });
