@@ -4,6 +4,7 @@ import type {
   AgentContractOf,
   PendingActionOrigin as CorePendingActionOrigin,
   PendingActionRef as CorePendingActionRef,
+  RunRequestOptions,
 } from "@pai/core";
 
 /** The contract of `TAgent`: an agent definition (`typeof agent`) or an agent contract. */
@@ -27,8 +28,11 @@ export type PendingActionView<TAgent = AgentContract> = {
   input: unknown;
   origin: PendingActionOrigin<TAgent>;
   ref: PendingActionRef<TAgent>;
-  /** Answers the action: resume data for a suspension, the tool output for an output action. */
-  submit(resume: unknown): Promise<ActionResult>;
+  /**
+   * Answers the action: resume data for a suspension, the tool output for an output action.
+   * `options` carries request extras (such as a client-tool snapshot) for the run it continues.
+   */
+  submit(resume: unknown, options?: RunRequestOptions): Promise<ActionResult>;
   /** Abandons the wait; recorded as a model-visible cancelled call. */
   cancel(input?: { reason?: string }): Promise<ActionResult>;
   /** Fails the call with a model-visible error. */

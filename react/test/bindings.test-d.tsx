@@ -1,3 +1,4 @@
+import { createPaiClient, type PaiTransport } from "@pai/client";
 import { createPaiReact, type ToolRenderState } from "@pai/react";
 import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
@@ -6,6 +7,11 @@ import type { Agents } from "./fixtures.js";
 const Pai = createPaiReact<Agents>();
 
 describe("Pai.agent typing", () => {
+  it("the provider takes a client typed by any agent", () => {
+    const typed = createPaiClient<Agents["main"]>({ transport: {} as PaiTransport });
+    expectTypeOf(<Pai.Provider client={typed} />).not.toBeAny();
+  });
+
   it("accepts only registered agent names", () => {
     Pai.agent("main");
     // @ts-expect-error not a registered agent
