@@ -5,6 +5,7 @@ import {
   definePlugin,
   defineTool,
   type ToolInput,
+  type ToolName,
   type ToolOutput,
   type WithPlugins,
 } from "@pai/core";
@@ -49,5 +50,3 @@ describe("WithPlugins", () => {
     expectTypeOf<WithPlugins<typeof agent, []>>().toEqualTypeOf<typeof agent>();
   });
 });
-
-import type { ToolName } from "@pai/core";

@@ -109,6 +109,46 @@ describe("@pai/code-mode", () => {
     await runtime.close();
   });
 
+  it("cancelling the run aborts the program and its in-flight child calls", async () => {
+    let childAborted = false;
+    let childStarted!: () => void;
+    const started = new Promise<void>((resolve) => {
+      childStarted = resolve;
+    });
+    const slow = defineTool({
+      id: "test.slow",
+      description: "Waits until cancelled.",
+      inputSchema: z.object({}),
+      execute: ({ signal }) =>
+        new Promise((_, reject) => {
+          childStarted();
+          signal.addEventListener("abort", () => {
+            childAborted = true;
+            reject(signal.reason);
+          });
+        }),
+    });
+    const program = codeModeTool({ id: "test.code", tools: { slow }, limits: { timeoutMs: 10_000 } });
+    const runtime = await createTestRuntime({
+      agent: defineAgent({ tools: { program } }),
+      model: [
+        {
+          toolCalls: [
+            { toolName: "program", input: { code: "return await tools.slow({});" }, toolCallId: "p1" },
+          ],
+        },
+      ],
+    });
+    const threadId = await runtime.createThread();
+    await runtime.pai.service.threads.send({ identity: runtime.identity, threadId, message: { text: "go" } });
+    await started;
+    await runtime.pai.engine.cancelRunOf(threadId, "stop");
+    await runtime.waitForIdle(threadId);
+    expect(childAborted).toBe(true);
+    expect((await runtime.lastRun(threadId))?.status).toBe("cancelled");
+    await runtime.close();
+  });
+
   it("rejects children that are not ordinary backend tools", () => {
     const clientOnly = defineTool({ id: "test.client", description: "Client.", inputSchema: z.object({}) });
     expect(() => codeModeTool({ id: "test.code", tools: { clientOnly } })).toThrow(/has no execute/);
