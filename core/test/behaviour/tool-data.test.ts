@@ -1,6 +1,23 @@
-import { createMemoryNotifier, defineAgent, defineTool, type NotifierV1, type WatchEvent } from "@pai/core";
+import { DatabaseSync } from "node:sqlite";
+import { PGlite } from "@electric-sql/pglite";
+import {
+  createMemoryNotifier,
+  defineAgent,
+  defineTool,
+  type NotifierV1,
+  type StorageV1,
+  type WatchEvent,
+} from "@pai/core";
 import { createTestRuntime } from "@pai/core/testing";
+import {
+  createNodeSqliteDialect,
+  createPgliteDialect,
+  kyselyStorage,
+  migrateToLatest,
+  tableNames,
+} from "@pai/storage-kysely";
 import { memoryStorage } from "@pai/storage-memory";
+import { Kysely } from "kysely";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { deferred, projectedPart, scripted } from "./_helpers.js";
@@ -271,5 +288,100 @@ describe("tool data", () => {
     expect(projectedPart(done, "call-r").data.progress).toMatchObject([
       { id: "phase", value: { label: "Done", pct: 1 } },
     ]);
+  });
+});
+
+/** A storage plus a dump of every stored row, so tests can prove what never reached it. */
+type StorageUnderTest = {
+  storage: StorageV1;
+  dumpRows(threadId: string): Promise<string>;
+  dispose(): Promise<void>;
+};
+
+async function sqlStorage(db: Kysely<any>, options: { awaitDestroy: boolean }): Promise<StorageUnderTest> {
+  const tablePrefix = "pai_behaviour_";
+  await migrateToLatest(db, { tablePrefix });
+  return {
+    storage: kyselyStorage({ db, tablePrefix }),
+    async dumpRows() {
+      const dumps: unknown[] = [];
+      for (const table of Object.values(tableNames(tablePrefix))) {
+        dumps.push(await db.selectFrom(table).selectAll().execute());
+      }
+      return JSON.stringify(dumps);
+    },
+    // PGlite's close did not settle here (reported); its in-process database is dropped with the worker.
+    dispose: async () => {
+      const destroyed = db.destroy().catch(() => undefined);
+      if (options.awaitDestroy) await destroyed;
+    },
+  };
+}
+
+const storages: Array<[string, () => Promise<StorageUnderTest>]> = [
+  [
+    "memory",
+    async () => {
+      const storage = memoryStorage();
+      return {
+        storage,
+        dumpRows: async (threadId) =>
+          JSON.stringify([
+            await storage.loadThread({ threadId }),
+            await storage.readEvents({ threadId, afterVersion: 0 }),
+          ]),
+        dispose: async () => undefined,
+      };
+    },
+  ],
+  [
+    "sqlite",
+    () =>
+      sqlStorage(new Kysely({ dialect: createNodeSqliteDialect(new DatabaseSync(":memory:")) }), {
+        awaitDestroy: true,
+      }),
+  ],
+  [
+    "pglite",
+    () => sqlStorage(new Kysely({ dialect: createPgliteDialect(new PGlite()) }), { awaitDestroy: false }),
+  ],
+];
+
+describe.each(storages)("tool data on %s storage", (_name, open) => {
+  it("transient items never reach a storage row and durable items survive a new runtime instance", async () => {
+    const under = await open();
+    try {
+      const agent = defineAgent({
+        tools: {
+          analyze: analyze(async (ctx) => {
+            await ctx.data.write(
+              "progress",
+              { label: "TRANSIENT-BYTES", pct: 0.3 },
+              { id: "dl", transient: true },
+            );
+            await ctx.data.write("progress", { label: "Durable", pct: 0.5 }, { id: "phase" });
+            await ctx.data.write("progress", { label: "Durable", pct: 1 }, { id: "phase" });
+            return null;
+          }),
+        },
+      });
+      const first = await createTestRuntime({ agent, storage: under.storage, model: callAnalyze });
+      const threadId = await first.createThread();
+      await first.send(threadId, "go");
+      await first.close();
+
+      const rows = await under.dumpRows(threadId);
+      expect(rows).toContain("Durable");
+      expect(rows).not.toContain("TRANSIENT-BYTES");
+
+      const second = await createTestRuntime({ agent, storage: under.storage, model: [] });
+      const reloaded = await second.snapshot(threadId);
+      expect(projectedPart(reloaded, "call-a").data.progress).toEqual([
+        { id: "phase", value: { label: "Durable", pct: 1 }, updatedAt: expect.any(String) },
+      ]);
+      await second.close();
+    } finally {
+      await under.dispose();
+    }
   });
 });
