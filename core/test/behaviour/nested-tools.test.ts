@@ -198,6 +198,97 @@ describe("nested tool calls", () => {
     expect(resolverCalls).toBe(2);
   });
 
+  it("child registrations receive the enclosing tool's context as runtimeContext", async () => {
+    const seen: unknown[] = [];
+    const scoped = defineTool({
+      id: "test.nested.scoped.v1",
+      description: "Scoped",
+      contextSchema: z.object({ region: z.string() }),
+      inputSchema: z.object({}),
+      outputSchema: z.string(),
+      execute: ({ context }) => context.region,
+    });
+    const inherits = defineTool({
+      id: "test.nested.inherits.v1",
+      description: "Inherits",
+      contextSchema: z.object({ tenant: z.string() }),
+      inputSchema: z.object({}),
+      outputSchema: z.string(),
+      execute: ({ context }) => context.tenant,
+    });
+    const parent = defineTool({
+      id: "test.nested.context-parent.v1",
+      description: "Parent",
+      contextSchema: z.object({ tenant: z.string() }),
+      inputSchema: z.object({}),
+      tools: {
+        scoped: {
+          tool: scoped,
+          enabled: ({ runtimeContext }) => {
+            seen.push(runtimeContext);
+            return true;
+          },
+          mapContext: ({ runtimeContext }) => ({ region: `${runtimeContext.tenant}-north` }),
+        },
+        inherits,
+      },
+      execute: async ({ tools }) => [await tools.scoped.execute({}), await tools.inherits.execute({})],
+    });
+    const { part } = await runParent(
+      {},
+      "parent",
+      {},
+      {
+        agent: defineAgent({
+          runtimeContext: () => ({ whole: "agent context" }),
+          tools: { parent: { tool: parent, mapContext: () => ({ tenant: "acme" }) } },
+        }),
+      },
+    );
+    expect(part.output).toEqual(["acme-north", "acme"]);
+    expect(seen).toEqual([{ tenant: "acme" }]);
+  });
+
+  it("children that could not run inside a parent are rejected when the parent is defined", () => {
+    const suspending = defineTool({
+      id: "test.nested.suspending.v1",
+      description: "Suspends",
+      inputSchema: z.object({}),
+      suspend: { wait: { suspendSchema: z.object({}), resumeSchema: z.object({}) } },
+      execute: (ctx) => ctx.suspend("wait", {}),
+    });
+    const clientRouted = defineTool({
+      id: "test.nested.client-routed.v1",
+      description: "Answered by a client",
+      inputSchema: z.object({}),
+    });
+    const withData = defineTool({
+      id: "test.nested.with-data.v1",
+      description: "Writes data",
+      inputSchema: z.object({}),
+      dataSchemas: { progress: z.number() },
+      execute: () => null,
+    });
+    const nestedParent = defineTool({
+      id: "test.nested.inner-parent.v1",
+      description: "Has children",
+      inputSchema: z.object({}),
+      tools: { report },
+      execute: () => null,
+    });
+    for (const child of [suspending, clientRouted, withData, nestedParent]) {
+      expect(() =>
+        defineTool({
+          id: "test.nested.bad-parent.v1",
+          description: "Bad parent",
+          inputSchema: z.object({}),
+          tools: { child } as never,
+          execute: () => null,
+        }),
+      ).toThrow(expect.objectContaining({ code: "INVALID_DEFINITION" }));
+    }
+  });
+
   it("a disabled child rejects without mapping context or acquiring capabilities", async () => {
     const token = defineCapability<{ ping(): string }>()({ id: "test.nested.token" });
     let acquired = 0;

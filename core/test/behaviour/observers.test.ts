@@ -340,6 +340,58 @@ describe("lifecycle.afterToolResult", () => {
     expect(seen).toHaveLength(3);
   });
 
+  it("receives the resolver args its type declares: runtimeContext, identity, clientData, threadId and signal", async () => {
+    const seen: Array<Record<string, unknown>> = [];
+    const t = await createTestRuntime({
+      agent: defineAgent({
+        runtimeContext: () => ({ tenant: "acme" }),
+        tools: { openDoc: openDocument },
+        lifecycle: {
+          afterToolResult: (args) => {
+            seen.push({ ...args });
+          },
+        },
+      }),
+      model: [callOpen(), { text: "Opened." }],
+    });
+    const threadId = await t.createThread();
+    await t.send(threadId, "open", { clientData: { tab: 3 } });
+
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({
+      runtimeContext: { tenant: "acme" },
+      identity: t.identity,
+      threadId,
+      clientData: { tab: 3 },
+    });
+    expect(seen[0]!.signal).toBeInstanceOf(AbortSignal);
+  });
+
+  it("sees the error of a client-routed call the client failed", async () => {
+    const seen: Array<{ toolCallId: string; result: unknown }> = [];
+    const t = await createTestRuntime({
+      agent: defineAgent({
+        tools: { pick },
+        lifecycle: {
+          afterToolResult: ({ toolCallId, result }) => {
+            seen.push({ toolCallId, result });
+          },
+        },
+      }),
+      model: [
+        { toolCalls: [{ toolName: "pick", toolCallId: "call-pick", input: { options: ["a"] } }] },
+        { text: "Okay." },
+      ],
+    });
+    const threadId = await t.createThread();
+    await t.send(threadId, "pick");
+    await t.fail(threadId, "pick.output", "The user closed the dialog.");
+
+    expect(seen).toEqual([
+      { toolCallId: "call-pick", result: { type: "error", errorText: "The user closed the dialog." } },
+    ]);
+  });
+
   it("can turn a failure into an output, which then reaches onOutput and the model", async () => {
     const observed: unknown[] = [];
     const t = await createTestRuntime({
