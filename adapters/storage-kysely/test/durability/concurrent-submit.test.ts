@@ -94,7 +94,9 @@ describe("two runtime processes on one Postgres", async () => {
 
       const done = await settledThread(threadId);
       expect(done.runs.map((run) => run.status)).toEqual(["completed"]);
-      expect(done.actions.map((item) => [item.actionId, item.state])).toEqual([[action.actionId, "submitted"]]);
+      expect(done.actions.map((item) => [item.actionId, item.state])).toEqual([
+        [action.actionId, "submitted"],
+      ]);
       const tail = done.messages.at(-1)!.message.parts as Array<Record<string, unknown>>;
       const toolPart = tail.find((part) => part.toolCallId === action.toolCallId);
       expect(toolPart).toMatchObject({
@@ -112,6 +114,8 @@ describe("two runtime processes on one Postgres", async () => {
         `round ${round + 1}: accepted by ${winner.process}, ${codes.length} CONFLICT, ${reentries.length} re-entry`,
       );
     }
-    console.log(`[durability] concurrent submits (${SUBMITS} per round, 25 per process):\n  ${summary.join("\n  ")}`);
+    console.log(
+      `[durability] concurrent submits (${SUBMITS} per round, 25 per process):\n  ${summary.join("\n  ")}`,
+    );
   });
 });

@@ -53,7 +53,12 @@ describe("cross-instance watch over Postgres LISTEN/NOTIFY", async () => {
     }
     const parked = (await storage.loadThread({ threadId }))!;
     const action = parked.actions.find((item) => item.state === "pending")!;
-    await executor.request("submit", { prefix, threadId, actionId: action.actionId, payload: { approved: true } });
+    await executor.request("submit", {
+      prefix,
+      threadId,
+      actionId: action.actionId,
+      payload: { approved: true },
+    });
     await executor.request("idle", { prefix, threadId });
 
     const final = (await storage.loadThread({ threadId }))!;

@@ -54,14 +54,23 @@ export class WorkerRequestError extends Error {
   }
 }
 
-type Reply = { type: "reply"; id: number; ok: boolean; result?: unknown; error?: { code: string; message: string } };
+type Reply = {
+  type: "reply";
+  id: number;
+  ok: boolean;
+  result?: unknown;
+  error?: { code: string; message: string };
+};
 
 /** A runtime process driven over stdin/stdout JSON lines (see fixtures/runtime-worker.ts). */
 export class WorkerProcess {
   readonly events: WorkerEvent[] = [];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   readonly #child: ChildProcessWithoutNullStreams;
-  readonly #pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  readonly #pending = new Map<
+    number,
+    { resolve: (value: unknown) => void; reject: (error: Error) => void }
+  >();
   readonly #listeners = new Set<(event: WorkerEvent) => void>();
   #nextId = 1;
   #stderr = "";
@@ -89,7 +98,9 @@ export class WorkerProcess {
       this.#child.on("exit", (code, signal) => {
         this.#gone = true;
         for (const { reject } of this.#pending.values()) {
-          reject(new Error(`worker ${config.instanceId} exited (${signal ?? code}). stderr: ${this.#stderr}`));
+          reject(
+            new Error(`worker ${config.instanceId} exited (${signal ?? code}). stderr: ${this.#stderr}`),
+          );
         }
         this.#pending.clear();
         resolve({ code, signal });
@@ -132,7 +143,9 @@ export class WorkerProcess {
   }
 
   /** Writes many requests in one chunk, so the child starts them in the same tick. */
-  requestMany<T = unknown>(requests: Array<{ op: string; args: Record<string, unknown> }>): Array<Promise<T>> {
+  requestMany<T = unknown>(
+    requests: Array<{ op: string; args: Record<string, unknown> }>,
+  ): Array<Promise<T>> {
     const lines: string[] = [];
     const replies = requests.map(({ op, args }) => {
       const id = this.#nextId++;
@@ -164,11 +177,35 @@ export class WorkerProcess {
     });
   }
 
-  ready(timeoutMs = 60_000): Promise<WorkerEvent> {
+  /**
+   * Resolves once `count` events matching `predicate` arrived at or after index `from` of
+   * `events`, or after `timeoutMs` (resolving false).
+   */
+  waitForCount(predicate: (event: WorkerEvent) => boolean, count: number, from: number, timeoutMs: number) {
+    let seen = this.events.slice(from).filter(predicate).length;
+    if (seen >= count) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const finish = (reached: boolean) => {
+        clearTimeout(timer);
+        this.#listeners.delete(listener);
+        resolve(reached);
+      };
+      const timer = setTimeout(() => finish(false), timeoutMs);
+      const listener = (event: WorkerEvent) => {
+        if (predicate(event) && ++seen >= count) finish(true);
+      };
+      this.#listeners.add(listener);
+      void this.exited.then(() => finish(false));
+    });
+  }
+
+  ready(timeoutMs = 120_000): Promise<WorkerEvent> {
     return Promise.race([
       this.waitForEvent((event) => event.kind === "ready", timeoutMs),
       this.exited.then(() => {
-        throw new Error(`worker ${this.config.instanceId} exited before it was ready. stderr: ${this.#stderr}`);
+        throw new Error(
+          `worker ${this.config.instanceId} exited before it was ready. stderr: ${this.#stderr}`,
+        );
       }),
     ]);
   }

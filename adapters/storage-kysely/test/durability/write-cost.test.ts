@@ -174,9 +174,10 @@ describe("write cost per step on Postgres", async () => {
     for (const key of ["commits", "eventBytes", "statements", "sqlBytes", "rows"] as const) {
       const values = measured.map((row) => row[key]);
       const spread = Math.max(...values) / Math.min(...values);
-      expect(spread, `${key} per step at ${LENGTHS.join("/")} messages: ${values.join(", ")}`).toBeLessThanOrEqual(
-        1.2,
-      );
+      expect(
+        spread,
+        `${key} per step at ${LENGTHS.join("/")} messages: ${values.join(", ")}`,
+      ).toBeLessThanOrEqual(1.2);
     }
     // Rows written must be counted at all (statistics flushed), or the flatness check is vacuous.
     expect(Math.min(...measured.map((row) => row.rows))).toBeGreaterThan(0);
