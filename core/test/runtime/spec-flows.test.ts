@@ -20,7 +20,7 @@ const collectReportDetails = defineTool({
       resumeSchema: z.object({ audience: z.string(), deadline: z.string().optional() }),
     },
   },
-  execute: async (ctx: any) => {
+  execute: async (ctx) => {
     if (ctx.entry.type === "initial") {
       return ctx.suspend("collectDetails", {
         prompt: "Who is this report for, and when is it due?",
@@ -58,7 +58,7 @@ const draftReport = defineTool({
       resumeSchema: z.object({ fileId: z.string() }),
     },
   },
-  execute: async (ctx: any) => {
+  execute: async (ctx) => {
     if (ctx.entry.type === "initial") {
       return ctx.suspend("collectDetails", { prompt: "What should this report include?" });
     }
@@ -71,6 +71,8 @@ const draftReport = defineTool({
       return ctx.suspend("attachReferenceFile", { reportId: ctx.input.reportId });
     }
     if (ctx.entry.name === "attachReferenceFile") return { fileId: ctx.entry.resume.fileId };
+    // The spec's example ends here; TypeScript still sees an implicit `undefined` return,
+    // which the typed output rejects, so an exhaustive ending is needed.
     throw new Error("Unsupported tool entry");
   },
 });
@@ -86,7 +88,7 @@ const requestApproval = defineTool({
       resumeSchema: z.object({ approved: z.boolean(), comment: z.string().optional() }),
     },
   },
-  execute: async (ctx: any) => {
+  execute: async (ctx) => {
     if (ctx.entry.type === "initial") return ctx.suspend("approval", { prompt: ctx.input.summary });
     if (ctx.entry.type === "resume" && ctx.entry.name === "approval") return ctx.entry.resume;
     throw new Error("Unsupported tool entry");
