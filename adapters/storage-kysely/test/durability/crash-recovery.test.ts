@@ -175,10 +175,8 @@ describe("crash recovery on Postgres", async () => {
           .map((row) => row.thread_id)
           .filter((threadId) => owners.some((owner) => threadId.startsWith(`${owner}-`)));
         stats.threads += threadIds.length;
-        const before = new Map<string, ThreadSnapshot>();
         for (const threadId of threadIds) {
           const snapshot = (await storage.loadThread({ threadId }))!;
-          before.set(threadId, snapshot);
           for (const run of snapshot.runs) {
             if (run.status === "waiting") stats.waitingAtKill++;
             if (run.status !== "running") continue;
@@ -381,7 +379,7 @@ describe("crash recovery on Postgres", async () => {
         `  ${timings.join(", ")}`,
         `  last runtime event before the kill: ${[...stats.killStages].map(([stage, count]) => `${stage} x${count}`).join(", ")}`,
         `  threads ${stats.threads}, acknowledged commits ${stats.ackedCommits}, runs adopted by recover() ${stats.adopted}`,
-        `  at kill: ${stats.reissuedSteps} running runs with no started tool call (model step re-issued), ${stats.runningWithStartedCalls} running runs with tool calls in flight, ${stats.waitingAtKill} waiting runs`,
+        `  at kill: ${stats.reissuedSteps} running runs with no started tool call (the recoverer issues their next model step again), ${stats.runningWithStartedCalls} running runs with tool calls in flight, ${stats.waitingAtKill} waiting runs`,
         `  after recovery: runs completed ${stats.recoveredCompleted}, waiting ${stats.recoveredWaiting}; interrupted calls ${stats.interruptedCalls} (${stats.interruptedAfterSideEffect} had run their side effect, none re-run); pending actions checked ${stats.pendingChecked}`,
       ].join("\n"),
     );
