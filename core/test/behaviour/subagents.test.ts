@@ -5,19 +5,6 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { deferred, eventually, projectedPart } from "./_helpers.js";
 
-/**
- * What the runtime implements for `ctx.agents` today: `run(agentId, { message })`.
- * The exported `AgentRunner` type declares `run({ agentId, prompt })` instead (reported to the lead),
- * so the tests call it through this shape.
- */
-type RuntimeAgents = {
-  run(
-    agentId: string,
-    input: { message: string },
-  ): Promise<{ threadId: string; runId: string; status: string; text: string }>;
-};
-const agentsOf = (ctx: { agents: unknown }) => ctx.agents as RuntimeAgents;
-
 const identity = { scopeKey: "tenant-a", userKey: "alice" };
 
 describe("subagents", () => {
@@ -38,7 +25,7 @@ describe("subagents", () => {
       inputSchema: z.object({ question: z.string() }),
       execute: async (ctx) => {
         agentIds.push(ctx.agentId);
-        return agentsOf(ctx).run("researcher", { message: ctx.input.question });
+        return ctx.agents.run({ agentId: "researcher", prompt: ctx.input.question });
       },
     });
     const researcherModel = scriptedModel([
@@ -118,7 +105,7 @@ describe("subagents", () => {
       inputSchema: z.object({}),
       execute: async (ctx) => {
         try {
-          await agentsOf(ctx).run("nobody", { message: "hi" });
+          await ctx.agents.run({ agentId: "nobody", prompt: "hi" });
         } catch (error) {
           code = (error as { code?: string }).code;
         }
@@ -134,6 +121,69 @@ describe("subagents", () => {
     await pai.service.threads.send({ identity, threadId: thread.threadId, message: { text: "go" } });
     await pai.waitForIdle(thread.threadId);
     expect(code).toBe("NOT_FOUND");
+    await pai.close();
+  });
+
+  it("ctx.agents can continue an earlier thread of that agent, but not one of another scope", async () => {
+    const results: Array<{ threadId?: string; text?: string; code?: string }> = [];
+    const delegate = defineTool({
+      id: "test.subagents.continue.v1",
+      description: "Ask the researcher, continuing a thread when given one",
+      inputSchema: z.object({ threadId: z.string().optional() }),
+      execute: async (ctx) => {
+        try {
+          const answer = await ctx.agents.run({
+            agentId: "researcher",
+            prompt: "And Germany?",
+            ...(ctx.input.threadId ? { threadId: ctx.input.threadId } : {}),
+          });
+          results.push({ threadId: answer.threadId, text: answer.text });
+        } catch (error) {
+          results.push({ code: (error as { code?: string }).code });
+        }
+        return null;
+      },
+    });
+    const researcherModel = scriptedModel([{ text: "Paris." }, { text: "Berlin." }]);
+    // Inputs of the main agent's successive delegate calls.
+    const pending: Array<{ threadId?: string }> = [{}];
+    const storage = memoryStorage();
+    const pai = createPai({
+      storage,
+      agents: {
+        main: defineAgent({
+          model: scriptedModel((_call, index) =>
+            index % 2 === 1
+              ? { text: "ok" }
+              : { toolCalls: [{ toolName: "delegate", input: pending.shift() }] },
+          ),
+          tools: { delegate },
+        }),
+        researcher: defineAgent({ model: researcherModel, tools: {} }),
+      },
+    });
+    const thread = await pai.service.threads.create({ identity, agentId: "main" });
+    await pai.service.threads.send({ identity, threadId: thread.threadId, message: { text: "first" } });
+    await pai.waitForIdle(thread.threadId);
+    const childThreadId = results[0]!.threadId!;
+
+    pending.push({ threadId: childThreadId });
+    await pai.service.threads.send({ identity, threadId: thread.threadId, message: { text: "again" } });
+    await pai.waitForIdle(thread.threadId);
+    expect(results[1]).toEqual({ threadId: childThreadId, text: "Berlin." });
+    // The continued run saw the earlier exchange.
+    expect(JSON.stringify(researcherModel.calls[1]!.prompt)).toContain("Paris.");
+
+    const otherTenant = { scopeKey: "tenant-b", userKey: "eve" };
+    const foreign = await pai.service.threads.create({ identity: otherTenant, agentId: "main" });
+    pending.push({ threadId: childThreadId });
+    await pai.service.threads.send({
+      identity: otherTenant,
+      threadId: foreign.threadId,
+      message: { text: "x" },
+    });
+    await pai.waitForIdle(foreign.threadId);
+    expect(results[2]).toEqual({ code: "NOT_FOUND" });
     await pai.close();
   });
 
@@ -163,7 +213,7 @@ describe("subagents", () => {
       id: "test.subagents.delegate-stall.v1",
       description: "Delegate",
       inputSchema: z.object({}),
-      execute: async (ctx) => agentsOf(ctx).run("worker", { message: "work" }),
+      execute: async (ctx) => ctx.agents.run({ agentId: "worker", prompt: "work" }),
     });
     const pai = createPai({
       storage: memoryStorage(),
