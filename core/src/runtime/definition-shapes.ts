@@ -59,15 +59,14 @@ export type RuntimeAgentDefinition = {
   model?: LanguageModel;
   maxSteps?: number;
   lifecycle?: {
-    afterToolResult?: (args: {
-      name: string;
-      toolCallId: string;
-      input: unknown;
-      result: AfterToolResultResult;
-      runtimeContext: unknown;
-      identity: unknown;
-      threadId: string;
-    }) => AfterToolResultResult | undefined | void | Promise<AfterToolResultResult | undefined | void>;
+    afterToolResult?: (
+      args: RuntimeResolverArgs & {
+        name: string;
+        toolCallId: string;
+        input: unknown;
+        result: AfterToolResultResult;
+      },
+    ) => AfterToolResultResult | undefined | void | Promise<AfterToolResultResult | undefined | void>;
   };
   mapError?: (args: { error: unknown; toolName: string; toolCallId: string }) => string | undefined;
 };

@@ -16,12 +16,14 @@ import type { FilesV1, SaveFileInput } from "../ports/files.js";
 import { createMemoryNotifier } from "../ports/memory-notifier.js";
 import type { NotifierV1 } from "../ports/notifier.js";
 import type { Scope } from "../service/identity.js";
+import type { ThreadEvent } from "../state/events.js";
 import type { ActionRow, ClientToolSnapshot, MessageRow, RunRow, ToolDataRow } from "../state/rows.js";
 import { applyThreadEvent, type ThreadSnapshot } from "../state/snapshot.js";
 import { findToolPart, isStoredToolPart, type StoredToolPart, toolNameOfPart } from "../state/tool-parts.js";
 import {
   activeRun,
   analyzeRun,
+  appendMessage,
   cancellationText,
   cancelRun,
   commitStep,
@@ -364,7 +366,9 @@ export class Engine {
         finishedAt: null,
       };
       const message = input.message ? { ...input.message, position: nextMessagePosition(state) } : undefined;
-      const started = startRun(state, { run, ...(message ? { message } : {}), now });
+      // A queued run's message waits in the run row: the active run's model must not see it yet.
+      if (queued && message) run.queuedMessage = message;
+      const started = startRun(state, { run, ...(message && !queued ? { message } : {}), now });
       if (!started.ok) return started;
       events.push(started);
       return { ok: true, events: events.flatMap((transition) => (transition.ok ? transition.events : [])) };
@@ -540,12 +544,27 @@ export class Engine {
         .filter((run) => run.status !== "queued")
         .sort((a, b) => a.updatedAt.localeCompare(b.updatedAt))
         .at(-1);
-      return setRunStatus(state, {
+      const message = queued.queuedMessage
+        ? { ...queued.queuedMessage, position: nextMessagePosition(state), createdAt: now, updatedAt: now }
+        : null;
+      let base = state;
+      const events: ThreadEvent[] = [];
+      if (message) {
+        const appended = appendMessage(base, { message });
+        if (!appended.ok) return appended;
+        events.push(...appended.events);
+        base = appended.events.reduce(applyThreadEvent, base);
+      }
+      const cleared: RunRow = { ...queued, queuedMessage: null };
+      base = applyThreadEvent(base, { type: "run-upserted", run: cleared });
+      const status = setRunStatus(base, {
         runId: next.runId,
         status: "running",
         now,
         ...(queued.clientTools.length === 0 && latest ? { clientTools: latest.clientTools } : {}),
       });
+      if (!status.ok) return status;
+      return { ok: true, events: [...events, ...status.events] };
     });
     const started = result.snapshot.runs.find((run) => run.runId === next.runId);
     if (started?.status === "running") {
@@ -1250,35 +1269,53 @@ export class Engine {
        * Runs another registered agent on a fresh thread of the same scope and waits for it.
        * Cancelling the parent run cancels the child run.
        */
-      run: async (agentId: string, input: { message: string; clientData?: JsonValue }) => {
+      run: async (input: { agentId: string; prompt: string; threadId?: string; signal?: AbortSignal }) => {
+        if (!input || typeof input.agentId !== "string" || typeof input.prompt !== "string") {
+          throw new PaiError("INVALID_INPUT", "ctx.agents.run needs { agentId, prompt }.");
+        }
+        const agentId = input.agentId;
         this.agent(agentId);
-        const threadId = this.generateId();
-        await this.createThread({
-          threadId,
-          scope: request.scope,
-          agentId,
-          title: null,
-          metadata: { parentThreadId },
-        });
+        let threadId = input.threadId;
+        if (threadId) {
+          const existing = await this.store.load(threadId);
+          if (
+            !existing ||
+            existing.thread.scopeKey !== request.scope.scopeKey ||
+            existing.thread.agentId !== agentId
+          ) {
+            throw new PaiError("NOT_FOUND", `Thread ${threadId} of agent "${agentId}" was not found.`);
+          }
+        } else {
+          threadId = this.generateId();
+          await this.createThread({
+            threadId,
+            scope: request.scope,
+            agentId,
+            title: null,
+            metadata: { parentThreadId },
+          });
+        }
+        const childThreadId = threadId;
         const sent = await this.startOrQueueRun({
-          threadId,
+          threadId: childThreadId,
           identity: request.identity,
           scope: request.scope,
-          message: this.userMessage(threadId, { text: input.message }),
+          message: this.userMessage(childThreadId, { text: input.prompt }),
           trigger: { type: "message", messageId: "" },
           clientTools: [],
-          clientData: input.clientData ?? null,
+          clientData: null,
           queueIfBusy: false,
         });
+        const signals = input.signal ? [request.signal, input.signal] : [request.signal];
         const onAbort = () =>
-          void this.cancelRunOf(threadId, "the parent run was cancelled").catch(() => undefined);
-        request.signal.addEventListener("abort", onAbort, { once: true });
+          void this.cancelRunOf(childThreadId, "the calling run was cancelled").catch(() => undefined);
+        for (const signal of signals) signal.addEventListener("abort", onAbort, { once: true });
         try {
-          await this.waitForIdle(threadId);
+          await this.waitForIdle(childThreadId);
         } finally {
-          request.signal.removeEventListener("abort", onAbort);
+          for (const signal of signals) signal.removeEventListener("abort", onAbort);
         }
-        const snapshot = await this.store.require(threadId);
+        const snapshot = await this.store.require(childThreadId);
         const run = snapshot.runs.find((candidate) => candidate.runId === sent.runId);
         const last = [...snapshot.messages].reverse().find((message) => message.role === "assistant");
         const text = (last?.message.parts ?? [])
@@ -1287,7 +1324,7 @@ export class Engine {
           )
           .map((part) => part.text)
           .join("");
-        return { threadId, runId: sent.runId, status: run?.status ?? "failed", text };
+        return { threadId: childThreadId, runId: sent.runId, status: run?.status ?? "failed", text };
       },
     };
   }
@@ -1601,6 +1638,38 @@ export class Engine {
         ? toolFailureDetails(typeof input.error === "string" ? input.error : (input.error?.message ?? ""))
             .message
         : "";
+    let failOutcome: ToolOutcome | undefined;
+    if (input.kind === "fail") {
+      // afterToolResult sees every result, failures included, and may turn this one into an output.
+      const after = await this.#afterToolResult(
+        agentEntry.definition,
+        action.toolName,
+        action.toolCallId,
+        part?.input,
+        { type: "error", errorText: errorMessage },
+        request,
+      );
+      if (after.type === "output") {
+        if (registration?.onOutput) {
+          const observerArgs = await request.resolverArgs();
+          await this.#observeOutput(input.threadId, run.runId, () =>
+            registration.onOutput!({
+              ...observerArgs,
+              input: part?.input,
+              output: after.output,
+              tool: { name: action.toolName },
+              call: { toolCallId: action.toolCallId },
+            }),
+          );
+        }
+        failOutcome = {
+          type: "output",
+          output: after.output === undefined ? undefined : normalizeJson(after.output),
+        };
+      } else if (after.errorText !== errorMessage) {
+        failOutcome = after;
+      }
+    }
     const resolution =
       input.kind === "submit"
         ? { type: "submit" as const, payload, ...(outcome ? { outcome } : {}) }
@@ -1610,7 +1679,12 @@ export class Engine {
               reason: input.reason ?? null,
               errorText: cancellationText(input.reason),
             }
-          : { type: "fail" as const, message: errorMessage, errorText: errorMessage };
+          : {
+              type: "fail" as const,
+              message: errorMessage,
+              errorText: errorMessage,
+              ...(failOutcome ? { outcome: failOutcome } : {}),
+            };
     const clientTools = input.clientTools;
     const reenters = input.kind === "submit" && action.kind === "suspend" && Boolean(registration);
     // Claimed before the commit so a concurrent driver never mistakes the call for a crash leftover.

@@ -111,13 +111,11 @@ export async function applyAfterToolResult(
   const hook = agent.lifecycle?.afterToolResult;
   if (!hook) return input.result;
   const replaced = await hook({
+    ...(await input.request.resolverArgs()),
     name: input.name,
     toolCallId: input.toolCallId,
     input: input.input,
     result: input.result,
-    runtimeContext: await input.request.runtimeContext(),
-    identity: input.request.identity,
-    threadId: input.request.threadId,
   });
   return replaced ?? input.result;
 }
@@ -182,6 +180,8 @@ export async function buildChildTools(
           facades[alias] = facade;
           acquired.push(done);
         }
+        if (signal.aborted)
+          throw fail(`Call of tool ${name} was cancelled before it started.`, signal.reason);
         let result: unknown;
         try {
           result = await child.execute!({

@@ -72,6 +72,11 @@ export type RunRow = {
    * process (after a restart or lease expiry) can resolve the same runtime context.
    */
   identity?: JsonValue | null;
+  /**
+   * For a queued run: the message that will start it, appended only when the run starts so
+   * the active run's model never sees it early.
+   */
+  queuedMessage?: MessageRow | null;
   error: string | null;
   createdAt: string;
   updatedAt: string;

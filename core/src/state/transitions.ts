@@ -222,7 +222,7 @@ export function suspendToolCall(
 export type ActionResolution =
   | { type: "submit"; payload: JsonValue | null; outcome?: ToolOutcome }
   | { type: "cancel"; reason: string | null; errorText: string }
-  | { type: "fail"; message: string; errorText: string };
+  | { type: "fail"; message: string; errorText: string; outcome?: ToolOutcome };
 
 /**
  * Resolves a pending action exactly once. Output actions and cancel/fail also settle the
@@ -258,7 +258,11 @@ export function resolveAction(
   };
   const events: ThreadEvent[] = [{ type: "action-upserted", action: resolved }];
   const outcome: ToolOutcome | undefined =
-    resolution.type === "submit" ? resolution.outcome : { type: "error", errorText: resolution.errorText };
+    resolution.type === "submit"
+      ? resolution.outcome
+      : resolution.type === "fail" && resolution.outcome
+        ? resolution.outcome
+        : { type: "error", errorText: resolution.errorText };
   if (outcome) {
     const run = findRun(snapshot, action.runId);
     const tail = run?.messageId
