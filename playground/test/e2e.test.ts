@@ -1,0 +1,315 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+// The playground end to end: the built server (PGlite on disk, tRPC over HTTP, SSE) driven by
+// Debian's headless Chromium through playwright-core, including a server restart while a tool
+// waits for the user.
+
+const CHROMIUM = "/usr/bin/chromium";
+const hasChromium = existsSync(CHROMIUM);
+const inCi = process.env.CI === "true";
+const root = fileURLToPath(new URL("..", import.meta.url));
+const artifacts = join(root, "test-artifacts");
+const STEP_MS = 60_000;
+
+if (!hasChromium && !inCi) {
+  console.warn(
+    `playground e2e skipped: ${CHROMIUM} is missing. Install it (apt-get install -y chromium) to run the browser test.`,
+  );
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The playground server as a child process, so the test can stop and start it again. */
+class PlaygroundProcess {
+  #child: ChildProcess | null = null;
+  output = "";
+  constructor(
+    readonly port: number,
+    readonly dataDir: string,
+  ) {}
+
+  get url() {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    const child = spawn(process.execPath, [join(root, "dist/server/main.mjs")], {
+      env: { ...process.env, PORT: String(this.port), PAI_PLAYGROUND_DATA: this.dataDir },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    this.#child = child;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`The server did not start:\n${this.output}`)), 150_000);
+      const onData = (chunk: Buffer) => {
+        this.output += chunk.toString();
+        if (this.output.includes(`ready: ${this.url}`)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      child.stdout?.on("data", onData);
+      child.stderr?.on("data", (chunk: Buffer) => {
+        this.output += chunk.toString();
+      });
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        reject(new Error(`The server exited with ${code}:\n${this.output}`));
+      });
+    });
+  }
+
+  async stop(): Promise<void> {
+    const child = this.#child;
+    this.#child = null;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.kill("SIGTERM");
+    await exited;
+  }
+}
+
+describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => {
+  let server: PlaygroundProcess;
+  let context: BrowserContext;
+  let page: Page;
+  let dataDir: string;
+  let profileDir: string;
+  let shot = 0;
+
+  const screenshot = (name: string) =>
+    page.screenshot({
+      path: join(artifacts, `${String(++shot).padStart(2, "0")}-${name}.png`),
+      fullPage: true,
+    });
+  const lastCard = (tool: string): Locator => page.getByTestId(`tool-${tool}`).last();
+  const assistantText = () => page.getByTestId("message-assistant").last();
+
+  /** Sends a message in the open thread and waits until it is on screen. */
+  const send = async (text: string) => {
+    const before = await page.getByTestId("message-user").count();
+    await page.getByTestId("composer").fill(text);
+    await page.getByTestId("send").click();
+    await expect.poll(() => page.getByTestId("message-user").count(), { timeout: STEP_MS }).toBe(before + 1);
+  };
+
+  beforeAll(async () => {
+    if (!hasChromium) throw new Error(`CI=true but ${CHROMIUM} is missing: install chromium (.ci/run does).`);
+    await promisify(execFile)(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root });
+    await mkdir(artifacts, { recursive: true });
+    dataDir = await mkdtemp(join(tmpdir(), "pai-playground-e2e-"));
+    profileDir = await mkdtemp(join(tmpdir(), "pai-playground-chromium-"));
+    server = new PlaygroundProcess(await freePort(), dataDir);
+    await server.start();
+    context = await chromium.launchPersistentContext(profileDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      acceptDownloads: true,
+      viewport: { width: 1280, height: 900 },
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(STEP_MS);
+  }, 300_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await server?.stop();
+    await Promise.all(
+      [dataDir, profileDir].filter(Boolean).map((dir) => rm(dir, { recursive: true, force: true })),
+    );
+  }, 60_000);
+
+  it("sends a message and streams the answer", { timeout: 120_000 }, async () => {
+    await page.goto(server.url);
+    await page.getByTestId("new-composer").fill("hello");
+    await page.getByTestId("new-send").click();
+    await expect.poll(() => page.url(), { timeout: STEP_MS }).toMatch(/#\/t\/.+/);
+    // The demo model streams its help text word by word: the live text shows up before the commit.
+    await page.getByTestId("live-text").first().waitFor();
+    await expect
+      .poll(() => assistantText().innerText(), { timeout: STEP_MS })
+      .toContain("approve the launch");
+    await expect.poll(() => page.getByTestId("live-text").count(), { timeout: STEP_MS }).toBe(0);
+    await expect.poll(() => page.getByTestId("thread-list").innerText()).toContain("hello");
+  });
+
+  it("approves an action", { timeout: 120_000 }, async () => {
+    await send("approve the launch");
+    const card = lastCard("requestApproval");
+    await card.getByRole("button", { name: "Approve" }).waitFor();
+    expect(await card.getAttribute("data-state")).toBe("waiting");
+    await expect.poll(() => page.getByTestId("run-status").getAttribute("data-status")).toBe("waiting");
+    await screenshot("approval-waiting");
+    await card.getByLabel("Comment (optional)").fill("Ship it");
+    await card.getByRole("button", { name: "Approve" }).click();
+    await expect.poll(() => card.getAttribute("data-state"), { timeout: STEP_MS }).toBe("done");
+    expect(await card.getByTestId("approval-result").innerText()).toBe("Approved: Ship it");
+    await expect.poll(() => assistantText().innerText(), { timeout: STEP_MS }).toContain("Going ahead");
+  });
+
+  it("fills the report forms, survives a server restart mid-wait, and finishes", {
+    timeout: 300_000,
+  }, async () => {
+    await send("write a report about churn");
+    const card = lastCard("draftReport");
+    const details = card.getByTestId("form-draftReport.collectDetails");
+    await details.waitFor();
+
+    // Validation messages come from the JSON Schema before anything is sent.
+    await details.getByRole("button", { name: "Continue" }).click();
+    await details.getByText("This field is required.").first().waitFor();
+    await details.getByLabel("Audience").fill("Product team");
+    await details.getByLabel("Number of sections").fill("12");
+    await details.getByRole("button", { name: "Continue" }).click();
+    await details.getByText("Must be at most 8.").waitFor();
+    await screenshot("report-validation");
+    await details.getByLabel("Number of sections").fill("3");
+    await details.getByLabel("Tone").selectOption("friendly");
+    await details.getByRole("button", { name: "Continue" }).click();
+
+    const draft = card.getByTestId("form-draftReport.approveDraft");
+    await draft.waitFor();
+    await expect.poll(() => card.locator(".draft li").count()).toBe(3);
+    await draft.getByRole("button", { name: "Approve draft" }).click();
+
+    const reference = card.getByTestId("form-draftReport.attachReferenceFile");
+    await reference.waitFor();
+    await reference.getByLabel("Reference title").fill("Churn dashboard");
+    await reference.getByLabel("Reference URL").fill("not a url");
+    await reference.getByRole("button", { name: "Continue" }).click();
+    await reference.getByText("Enter a full URL (https://...).").waitFor();
+
+    // Restart the server while the tool waits: the page stays open and reconnects.
+    await server.stop();
+    await page.getByTestId("reconnecting").waitFor();
+    await screenshot("server-down");
+    await server.start();
+    await page.getByTestId("reconnecting").waitFor({ state: "detached", timeout: 120_000 });
+
+    // The operator inbox (another tab) lists the same pending action, read from storage after the restart.
+    const operator = await context.newPage();
+    await operator.goto(`${server.url}/#/operator`);
+    const inbox = operator.locator(
+      '[data-testid="operator-action"][data-action="draftReport.attachReferenceFile"]',
+    );
+    await inbox.waitFor({ timeout: STEP_MS });
+    await operator.screenshot({ path: join(artifacts, `${String(++shot).padStart(2, "0")}-operator.png`) });
+    await operator.close();
+
+    // The form kept its state through the restart; fix the URL and finish.
+    await reference.getByLabel("Reference URL").fill("https://example.com/churn.pdf");
+    await reference.getByRole("button", { name: "Continue" }).click();
+    await expect.poll(() => card.getAttribute("data-state"), { timeout: STEP_MS }).toBe("done");
+    expect(await card.getByTestId("report-result").innerText()).toContain("for Product team (3 sections)");
+    await expect.poll(() => assistantText().innerText(), { timeout: STEP_MS }).toContain("published");
+    await screenshot("report-done");
+  });
+
+  it("shows durable progress reaching 100%", { timeout: 120_000 }, async () => {
+    await send("deploy billing");
+    const bar = lastCard("deployService").getByTestId("deploy-progress");
+    await bar.waitFor();
+    const seen = new Set<number>();
+    await expect
+      .poll(
+        async () => {
+          const value = Number(await bar.getAttribute("aria-valuenow"));
+          seen.add(value);
+          return value;
+        },
+        { timeout: STEP_MS, intervals: [50] },
+      )
+      .toBe(100);
+    expect([...seen].some((value) => value > 0 && value < 100)).toBe(true);
+    await expect.poll(() => lastCard("deployService").getAttribute("data-state")).toBe("done");
+    await expect.poll(() => assistantText().innerText(), { timeout: STEP_MS }).toContain("Deployed billing");
+    await screenshot("deploy-done");
+  });
+
+  it("answers the client tools in the browser", { timeout: 120_000 }, async () => {
+    // Nothing selected: the automatic answer gives up and the form asks the user.
+    await send("what did I select?");
+    const card = lastCard("getSelectedText");
+    const form = card.getByTestId("form-getSelectedText.output");
+    await form.waitFor();
+    await form.getByRole("button", { name: "Send text" }).click();
+    await form.getByText("This field is required.").waitFor();
+    await form.getByLabel("Selected text").fill("typed by hand");
+    await form.getByRole("button", { name: "Send text" }).click();
+    await expect.poll(() => card.getAttribute("data-state"), { timeout: STEP_MS }).toBe("done");
+    expect(await card.getByTestId("selection-result").innerText()).toBe("typed by hand");
+    await screenshot("client-tool-form");
+
+    // With a selection in the conversation, the browser answers on its own.
+    await page.evaluate(() => {
+      const target = document.querySelector('[data-testid="approval-result"]');
+      if (!target) throw new Error("no approval result on the page");
+      const range = document.createRange();
+      range.selectNodeContents(target);
+      document.getSelection()?.removeAllRanges();
+      document.getSelection()?.addRange(range);
+    });
+    await page.waitForTimeout(100);
+    await send("what did I select now?");
+    await expect
+      .poll(() => lastCard("getSelectedText").getAttribute("data-state"), { timeout: STEP_MS })
+      .toBe("done");
+    expect(await lastCard("getSelectedText").getByTestId("selection-result").innerText()).toBe(
+      "Approved: Ship it",
+    );
+
+    // A frontend-defined tool: only this page knows it, and it runs here.
+    await send("what is my browser time zone?");
+    await lastCard("getBrowserInfo").getByTestId("browser-info").waitFor();
+    await expect.poll(() => assistantText().innerText(), { timeout: STEP_MS }).toContain("time zone");
+  });
+
+  it("downloads the CSV a tool saved", { timeout: 120_000 }, async () => {
+    await send("export orders as csv");
+    const link = lastCard("exportCsv").getByTestId("csv-download");
+    await link.waitFor();
+    const [download] = await Promise.all([page.waitForEvent("download"), link.click()]);
+    expect(download.suggestedFilename()).toBe("orders.csv");
+    const saved = join(artifacts, "orders.csv");
+    await download.saveAs(saved);
+    const lines = (await readFile(saved, "utf8")).trim().split("\n");
+    expect(lines[0]).toBe("order_id,customer,total_eur,status");
+    expect(lines).toHaveLength(13);
+    await screenshot("csv");
+  });
+
+  it("keeps the admin tool disabled for a normal user", { timeout: 120_000 }, async () => {
+    await send("admin stats");
+    await expect
+      .poll(() => assistantText().innerText(), { timeout: STEP_MS })
+      .toContain("adminStats is disabled for you");
+    expect(await page.getByTestId("tool-adminStats").count()).toBe(0);
+  });
+});

@@ -1,0 +1,26 @@
+// The text the user last selected inside the conversation. Typing a message moves the focus
+// (and the document selection) into the composer, so the selection is remembered here.
+let remembered = "";
+
+function isInConversation(node: Node | null): boolean {
+  const element = node instanceof Element ? node : (node?.parentElement ?? null);
+  return element?.closest("[data-selectable]") != null;
+}
+
+/** Starts remembering selections made inside elements marked `data-selectable`. */
+export function trackSelection(): () => void {
+  const onChange = () => {
+    const selection = document.getSelection();
+    const text = selection?.toString().trim() ?? "";
+    if (text && isInConversation(selection?.anchorNode ?? null)) remembered = text.slice(0, 2_000);
+  };
+  document.addEventListener("selectionchange", onChange);
+  return () => document.removeEventListener("selectionchange", onChange);
+}
+
+/** The remembered selection, consumed once so a later question does not reuse it by surprise. */
+export function lastSelection(): string {
+  const text = remembered;
+  remembered = "";
+  return text;
+}

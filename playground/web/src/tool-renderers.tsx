@@ -1,0 +1,263 @@
+import type { ToolRenderState } from "@pai/react";
+import type { ReactNode } from "react";
+import { answerSchema, useManifest } from "./manifest.js";
+import { Main } from "./pai.js";
+import { type FieldSchema, SchemaForm } from "./schema-form.js";
+
+type AnyAction = {
+  name: string;
+  origin: { toolName: string; suspendName?: string };
+  submit(payload: never): Promise<unknown>;
+  cancel(input?: { reason?: string }): Promise<unknown>;
+};
+
+const STATE_LABEL: Record<ToolRenderState, string> = {
+  streaming: "preparing",
+  waiting: "waiting for you",
+  running: "running",
+  done: "done",
+  error: "failed",
+  cancelled: "cancelled",
+};
+
+/** The frame every tool part is drawn in: tool name, derived state, body. */
+export function ToolCard(props: {
+  toolName: string;
+  state: ToolRenderState;
+  title?: string;
+  children?: ReactNode;
+}): ReactNode {
+  return (
+    <section
+      className={`tool-card state-${props.state}`}
+      data-testid={`tool-${props.toolName}`}
+      data-state={props.state}
+    >
+      <header>
+        <span className="tool-name">{props.title ?? props.toolName}</span>
+        <span className={`badge badge-${props.state}`}>{STATE_LABEL[props.state]}</span>
+      </header>
+      {props.children}
+    </section>
+  );
+}
+
+/** A pending action answered with a form generated from the manifest's JSON Schema. */
+export function ActionForm(props: {
+  action: AnyAction;
+  decision?: { field: string; yes: string; no: string };
+  submitLabel?: string;
+}): ReactNode {
+  const manifest = useManifest();
+  const { action } = props;
+  const schema = answerSchema(manifest, action.origin.toolName, action.origin.suspendName);
+  if (!schema) return <p className="muted">Loading the form...</p>;
+  return (
+    <SchemaForm
+      key={action.name}
+      schema={schema}
+      testId={`form-${action.name}`}
+      {...(props.decision ? { decision: props.decision } : {})}
+      {...(props.submitLabel ? { submitLabel: props.submitLabel } : {})}
+      onSubmit={(payload) => action.submit(payload as never)}
+      onCancel={() => action.cancel({ reason: "Cancelled from the playground UI." })}
+    />
+  );
+}
+
+function ErrorText({ text }: { text: string | undefined }): ReactNode {
+  return text ? <p className="tool-error">{text}</p> : null;
+}
+
+const REPORT_STEPS = ["collectDetails", "approveDraft", "attachReferenceFile"] as const;
+
+/** Registers a renderer for every demo tool while mounted (provider-wide). */
+export function ToolRenderers(): null {
+  Main.useToolRenderer("requestApproval", ({ state, input, output, action, errorText }) => (
+    <ToolCard toolName="requestApproval" state={state} title="Approval">
+      <p className="prompt">{input?.summary}</p>
+      {state === "waiting" ? (
+        <ActionForm action={action} decision={{ field: "approved", yes: "Approve", no: "Reject" }} />
+      ) : null}
+      {state === "done" ? (
+        <p className={output.approved ? "ok" : "warn"} data-testid="approval-result">
+          {output.approved ? "Approved" : "Rejected"}
+          {output.comment ? `: ${output.comment}` : ""}
+        </p>
+      ) : null}
+      <ErrorText text={errorText} />
+    </ToolCard>
+  ));
+
+  Main.useToolRenderer("draftReport", ({ state, input, output, action, data, errorText }) => {
+    const stage = data.stage.records.at(-1)?.value.label;
+    const step = action
+      ? REPORT_STEPS.indexOf(action.origin.suspendName as (typeof REPORT_STEPS)[number])
+      : -1;
+    return (
+      <ToolCard toolName="draftReport" state={state} title={`Report: ${input?.topic ?? ""}`}>
+        {stage ? <p className="muted">{stage}</p> : null}
+        {state === "waiting" && action ? (
+          <div className="report-step" data-step={action.origin.suspendName}>
+            <p className="step">Step {step + 1} of 3</p>
+            {action.name === "draftReport.collectDetails" ? (
+              <p className="prompt">{action.input.prompt}</p>
+            ) : null}
+            {action.name === "draftReport.approveDraft" ? (
+              <div className="draft">
+                <strong>{action.input.title}</strong>
+                <ol>
+                  {action.input.outline.map((line) => (
+                    <li key={line}>{line}</li>
+                  ))}
+                </ol>
+              </div>
+            ) : null}
+            {action.name === "draftReport.attachReferenceFile" ? (
+              <p className="prompt">{action.input.hint}</p>
+            ) : null}
+            <ActionForm
+              action={action}
+              {...(action.name === "draftReport.approveDraft"
+                ? { decision: { field: "approved", yes: "Approve draft", no: "Reject draft" } }
+                : { submitLabel: "Continue" })}
+            />
+          </div>
+        ) : null}
+        {state === "done" ? (
+          output.status === "published" ? (
+            <p className="ok" data-testid="report-result">
+              Published {output.reportId} for {output.audience} ({output.sections} sections), reference{" "}
+              <a href={output.reference.url} target="_blank" rel="noreferrer">
+                {output.reference.title}
+              </a>
+            </p>
+          ) : (
+            <p className="warn" data-testid="report-result">
+              Draft rejected{output.comment ? `: ${output.comment}` : ""}
+            </p>
+          )
+        ) : null}
+        <ErrorText text={errorText} />
+      </ToolCard>
+    );
+  });
+
+  Main.useToolRenderer("deployService", ({ state, input, output, data, errorText }) => {
+    const progress = data.progress.records.at(-1)?.value;
+    const pct = Math.round((state === "done" ? 1 : (progress?.pct ?? 0)) * 100);
+    return (
+      <ToolCard toolName="deployService" state={state} title={`Deploy ${input?.service ?? ""}`}>
+        <div
+          className="progress"
+          role="progressbar"
+          aria-valuemin={0}
+          aria-valuemax={100}
+          aria-valuenow={pct}
+          data-testid="deploy-progress"
+        >
+          <div className="progress-fill" style={{ width: `${pct}%` }} />
+        </div>
+        <p className="muted">
+          {progress?.label ?? "Queued"} - {pct}%
+        </p>
+        {state === "done" ? (
+          <p className="ok">
+            Live at <a href={output.url}>{output.url}</a>
+          </p>
+        ) : null}
+        <ErrorText text={errorText} />
+      </ToolCard>
+    );
+  });
+
+  Main.useToolRenderer("getSelectedText", ({ state, output, action, errorText }) => (
+    <ToolCard toolName="getSelectedText" state={state} title="Your selection">
+      {state === "waiting" && action ? (
+        <>
+          <p className="prompt">
+            Nothing was selected. Select text in the conversation and ask again, or type it here:
+          </p>
+          <ActionForm action={action} submitLabel="Send text" />
+        </>
+      ) : null}
+      {state === "done" ? <blockquote data-testid="selection-result">{output.text}</blockquote> : null}
+      <ErrorText text={errorText} />
+    </ToolCard>
+  ));
+
+  Main.useToolRenderer("getBrowserInfo", ({ state, output, errorText }) => (
+    <ToolCard toolName="getBrowserInfo" state={state} title="Browser info (frontend tool)">
+      {state === "done" && output ? (
+        <dl className="facts" data-testid="browser-info">
+          <dt>Language</dt>
+          <dd>{output.language}</dd>
+          <dt>Time zone</dt>
+          <dd>{output.timeZone}</dd>
+          <dt>Local time</dt>
+          <dd>{output.localTime}</dd>
+        </dl>
+      ) : state === "waiting" || state === "running" ? (
+        <p className="muted">Asking this browser...</p>
+      ) : null}
+      <ErrorText text={errorText} />
+    </ToolCard>
+  ));
+
+  Main.useToolRenderer("exportCsv", ({ state, input, output, errorText }) => (
+    <ToolCard toolName="exportCsv" state={state} title={`Export ${input?.dataset ?? ""} as CSV`}>
+      {state === "done" ? (
+        <p>
+          <a
+            className="download"
+            href={`/files/${output.fileId}`}
+            download={output.filename}
+            data-testid="csv-download"
+          >
+            Download {output.filename}
+          </a>{" "}
+          <span className="muted">
+            {output.rows} rows, {output.bytes} bytes
+          </span>
+        </p>
+      ) : null}
+      <ErrorText text={errorText} />
+    </ToolCard>
+  ));
+
+  Main.useToolRenderer("adminStats", ({ state, output, errorText }) => (
+    <ToolCard toolName="adminStats" state={state} title="Server statistics (admin only)">
+      {state === "done" ? (
+        <dl className="facts">
+          <dt>Uptime</dt>
+          <dd>{output.uptimeSeconds}s</dd>
+          <dt>Node</dt>
+          <dd>{output.node}</dd>
+          <dt>Heap</dt>
+          <dd>{output.heapMb} MB</dd>
+        </dl>
+      ) : null}
+      <ErrorText text={errorText} />
+    </ToolCard>
+  ));
+
+  return null;
+}
+
+/** Fallback for a tool without a registered renderer: its state and raw input/output. */
+export function GenericTool(props: {
+  toolName: string;
+  state: ToolRenderState;
+  input: unknown;
+  output: unknown;
+  errorText: string | undefined;
+}): ReactNode {
+  return (
+    <ToolCard toolName={props.toolName} state={props.state}>
+      <pre>{JSON.stringify({ input: props.input, output: props.output }, null, 2)}</pre>
+      <ErrorText text={props.errorText} />
+    </ToolCard>
+  );
+}
+
+export type { FieldSchema };
