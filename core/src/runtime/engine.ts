@@ -41,8 +41,8 @@ import {
 } from "../state/transitions.js";
 import { CapabilityRegistry } from "./capability-bindings.js";
 import type { RuntimeAgentDefinition, RuntimeToolRegistration } from "./definition-shapes.js";
-import { KeyedMutex } from "./keyed-mutex.js";
 import { RequestContext } from "./request-context.js";
+import { LeaseLostError, RunLeases } from "./run-leases.js";
 import type { RuntimeEvent } from "./runtime-events.js";
 import type { RuntimeErrorReport, RuntimeOptions } from "./runtime-options.js";
 import { ThreadStore } from "./thread-store.js";
@@ -83,11 +83,7 @@ export class Engine {
   readonly #inflight = new Map<string, Set<string>>();
   readonly #work = new Map<string, Set<Promise<unknown>>>();
   readonly #aborts = new Map<string, AbortController>();
-  readonly #leases = new Map<
-    string,
-    { count: number; timer?: ReturnType<typeof setInterval>; threadId: string }
-  >();
-  readonly #leaseMutex = new KeyedMutex();
+  readonly #runLeases: RunLeases;
   #closed = false;
 
   constructor(agents: RegisteredAgent[], options: RuntimeOptions) {
@@ -100,6 +96,18 @@ export class Engine {
     this.store = new ThreadStore(options.storage, this.notifier, options.clock ?? (() => new Date()));
     this.capabilities = new CapabilityRegistry(options.capabilities ?? {}, (error) =>
       this.reportError({ error, phase: "hook" }),
+    );
+    this.#runLeases = new RunLeases(
+      options.storage,
+      this.store.clock,
+      this.instanceId,
+      options.leaseMs ?? 30_000,
+      (runId) => {
+        // Another instance adopted the run: stop our tools and never write for it again.
+        this.#aborts.get(runId)?.abort(new LeaseLostError(runId));
+        this.#aborts.delete(runId);
+      },
+      (error, threadId, runId) => this.reportError({ error, phase: "run", threadId, runId }),
     );
     this.#validateBindings();
   }
@@ -235,67 +243,8 @@ export class Engine {
 
   // ---------------------------------------------------------------- leases
 
-  async #holdLease(threadId: string, runId: string): Promise<() => Promise<void>> {
-    const leaseMs = this.#options.leaseMs ?? 30_000;
-    await this.#leaseMutex.run(runId, async () => {
-      const existing = this.#leases.get(runId);
-      if (existing) {
-        existing.count++;
-        return;
-      }
-      const deadline = Date.now() + leaseMs * 2;
-      for (;;) {
-        const now = this.store.clock();
-        const acquired = await this.store.storage.acquireRunLease({
-          threadId,
-          runId,
-          owner: this.instanceId,
-          now: now.toISOString(),
-          expiresAt: new Date(now.getTime() + leaseMs).toISOString(),
-        });
-        if (acquired) break;
-        if (Date.now() > deadline) {
-          throw new PaiError(
-            "CONFLICT",
-            `Run ${runId} is being driven by another server; retry once it finishes or its lease expires.`,
-          );
-        }
-        await new Promise((resolve) => setTimeout(resolve, Math.min(250, leaseMs / 4)));
-      }
-      const timer = setInterval(
-        () => {
-          const now = this.store.clock();
-          this.store.storage
-            .acquireRunLease({
-              threadId,
-              runId,
-              owner: this.instanceId,
-              now: now.toISOString(),
-              expiresAt: new Date(now.getTime() + leaseMs).toISOString(),
-            })
-            .catch((error) => this.reportError({ error, phase: "run", threadId, runId }));
-        },
-        Math.max(50, Math.floor(leaseMs / 3)),
-      );
-      timer.unref?.();
-      this.#leases.set(runId, { count: 1, timer, threadId });
-    });
-    let released = false;
-    return async () => {
-      if (released) return;
-      released = true;
-      await this.#leaseMutex.run(runId, async () => {
-        const lease = this.#leases.get(runId);
-        if (!lease) return;
-        lease.count--;
-        if (lease.count > 0) return;
-        clearInterval(lease.timer);
-        this.#leases.delete(runId);
-        await this.store.storage
-          .releaseRunLease({ threadId, runId, owner: this.instanceId })
-          .catch((error) => this.reportError({ error, phase: "run", threadId, runId }));
-      });
-    };
+  #holdLease(threadId: string, runId: string): Promise<() => Promise<void>> {
+    return this.#runLeases.hold(threadId, runId);
   }
 
   // ---------------------------------------------------------------- starting runs
@@ -412,7 +361,8 @@ export class Engine {
             await this.#advance(threadId, runId, identity, scope, driver);
           }
         } catch (error) {
-          await this.#failRun(threadId, runId, error);
+          if (error instanceof LeaseLostError) this.reportError({ error, phase: "run", threadId, runId });
+          else await this.#failRun(threadId, runId, error);
         } finally {
           this.#drivers.delete(runId);
           await releaseLease?.();
@@ -437,6 +387,8 @@ export class Engine {
       const agentEntry = this.agent(snapshot.thread.agentId);
       const inflight = this.#inflight.get(runId) ?? new Set<string>();
       const leftovers = unsettled.filter((part) => !inflight.has(part.toolCallId));
+      // Every write of the driver is fenced by the run's lease (see RunLeases.assert).
+      await this.#runLeases.assert(runId);
       if (leftovers.length > 0) {
         // Calls that started in a process that died: recorded as interrupted, never re-run.
         await this.store.transact(threadId, (state, now) => interruptUnsettled(state, { runId, now }));
@@ -818,8 +770,17 @@ export class Engine {
     const inflight = this.#inflightFor(run.runId);
     for (const call of toExecute) inflight.add(call.toolCallId);
     try {
+      await this.#runLeases.assert(run.runId);
       await this.store.transact(threadId, (state, at) =>
-        commitStep(state, { runId: run.runId, messageId, parts, outputActions, settled, now: at }),
+        commitStep(state, {
+          runId: run.runId,
+          messageId,
+          parts,
+          outputActions,
+          settled,
+          now: at,
+          expectedStep: run.step,
+        }),
       );
     } catch (error) {
       for (const call of toExecute) inflight.delete(call.toolCallId);
@@ -950,7 +911,11 @@ export class Engine {
           reason: null,
           idempotencyKey: null,
         };
-        await this.#commitIgnoringStale(threadId, (state, at) => suspendToolCall(state, { action, now: at }));
+        await this.#commitIgnoringStale(
+          threadId,
+          (state, at) => suspendToolCall(state, { action, now: at }),
+          runId,
+        );
         ended = { outcome: "suspended" };
         this.#emit({
           type: "suspend",
@@ -987,8 +952,10 @@ export class Engine {
         result.type === "output"
           ? { type: "output", output: result.output as JsonValue | undefined }
           : result;
-      await this.#commitIgnoringStale(threadId, (state, now) =>
-        settleToolCall(state, { runId, toolCallId, outcome: final, now }),
+      await this.#commitIgnoringStale(
+        threadId,
+        (state, now) => settleToolCall(state, { runId, toolCallId, outcome: final, now }),
+        runId,
       );
       ended =
         final.type === "output" ? { outcome: "output" } : { outcome: "error", errorText: final.errorText };
@@ -1023,7 +990,9 @@ export class Engine {
   async #commitIgnoringStale(
     threadId: string,
     decide: (snapshot: ThreadSnapshot, now: string) => Transition,
+    runId?: string,
   ): Promise<boolean> {
+    if (runId) await this.#runLeases.assert(runId);
     try {
       await this.store.transact(threadId, decide);
       return true;
@@ -1752,7 +1721,9 @@ export class Engine {
             releaseLease = undefined;
             await this.continueRun(input.threadId, run.runId, input.identity, input.scope);
           } catch (error) {
-            await this.#failRun(input.threadId, run.runId, error);
+            if (error instanceof LeaseLostError) {
+              this.reportError({ error, phase: "run", threadId: input.threadId, runId: run.runId });
+            } else await this.#failRun(input.threadId, run.runId, error);
           } finally {
             this.#inflightFor(run.runId).delete(action.toolCallId);
             await releaseLease?.();
@@ -1842,13 +1813,7 @@ export class Engine {
     for (const controller of this.#aborts.values())
       controller.abort(new PaiError("CONFLICT", "The runtime closed."));
     await this.waitForAll().catch(() => undefined);
-    for (const [runId, lease] of this.#leases) {
-      clearInterval(lease.timer);
-      await this.store.storage
-        .releaseRunLease({ threadId: lease.threadId, runId, owner: this.instanceId })
-        .catch(() => undefined);
-    }
-    this.#leases.clear();
+    await this.#runLeases.releaseAll();
     await this.capabilities.closeAll();
   }
 

@@ -122,11 +122,19 @@ export function commitStep(
     outputActions: ActionRow[];
     now: string;
     settled?: Array<{ toolCallId: string; outcome: ToolOutcome }>;
+    /** The run's step count the model call was prepared from; a step decided on stale history is rejected. */
+    expectedStep?: number;
   },
 ): Transition {
   const run = findRun(snapshot, input.runId);
   if (run?.status !== "running") {
     return reject("CONFLICT", `Run ${input.runId} is not running; its step cannot be committed.`);
+  }
+  if (input.expectedStep !== undefined && run.step !== input.expectedStep) {
+    return reject(
+      "CONFLICT",
+      `Run ${input.runId} advanced to step ${run.step} while step ${input.expectedStep + 1} was prepared; the step is dropped.`,
+    );
   }
   const existing = findMessage(snapshot, input.messageId);
   let message: MessageRow = existing

@@ -1,0 +1,145 @@
+import { PaiError } from "../errors/pai-error.js";
+import type { StorageV1 } from "../ports/storage.js";
+import { KeyedMutex } from "./keyed-mutex.js";
+
+/** Thrown when this process learns another instance took over a run it was driving. */
+export class LeaseLostError extends Error {
+  constructor(readonly runId: string) {
+    super(`The lease of run ${runId} was taken over by another instance; this process stops driving it.`);
+    this.name = "LeaseLostError";
+  }
+}
+
+type Lease = {
+  count: number;
+  threadId: string;
+  timer: ReturnType<typeof setInterval>;
+  /** Store-clock time (ms) of the last successful acquire or renewal. */
+  renewedAt: number;
+  lost: boolean;
+};
+
+/**
+ * Leases of the runs this process drives. A lease is taken once per run (reference
+ * counted across the driver and resumed executions), renewed by a heartbeat, and checked
+ * before every write: if the last renewal is older than most of the lease, the check renews
+ * synchronously, so a process that stalled past its lease never writes over the instance
+ * that adopted the run.
+ */
+export class RunLeases {
+  readonly #leases = new Map<string, Lease>();
+  readonly #mutex = new KeyedMutex();
+
+  constructor(
+    readonly storage: StorageV1,
+    readonly clock: () => Date,
+    readonly owner: string,
+    readonly leaseMs: number,
+    readonly onLost: (runId: string) => void,
+    readonly onError: (error: unknown, threadId: string, runId: string) => void,
+  ) {}
+
+  async #renew(threadId: string, runId: string): Promise<boolean> {
+    const now = this.clock();
+    return this.storage.acquireRunLease({
+      threadId,
+      runId,
+      owner: this.owner,
+      now: now.toISOString(),
+      expiresAt: new Date(now.getTime() + this.leaseMs).toISOString(),
+    });
+  }
+
+  #markLost(runId: string, lease: Lease): void {
+    if (lease.lost) return;
+    lease.lost = true;
+    clearInterval(lease.timer);
+    this.onLost(runId);
+  }
+
+  /** Takes (or joins) the lease of a run; waits up to two lease lengths for another holder. */
+  async hold(threadId: string, runId: string): Promise<() => Promise<void>> {
+    await this.#mutex.run(runId, async () => {
+      const existing = this.#leases.get(runId);
+      if (existing && !existing.lost) {
+        existing.count++;
+        return;
+      }
+      const deadline = Date.now() + this.leaseMs * 2;
+      while (!(await this.#renew(threadId, runId))) {
+        if (Date.now() > deadline) {
+          throw new PaiError(
+            "CONFLICT",
+            `Run ${runId} is being driven by another server; retry once it finishes or its lease expires.`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(250, this.leaseMs / 4)));
+      }
+      const lease: Lease = {
+        count: 1,
+        threadId,
+        renewedAt: this.clock().getTime(),
+        lost: false,
+        timer: setInterval(
+          () => {
+            const startedAt = this.clock().getTime();
+            this.#renew(threadId, runId).then(
+              (held) => {
+                if (held) lease.renewedAt = startedAt;
+                else this.#markLost(runId, lease);
+              },
+              (error) => this.onError(error, threadId, runId),
+            );
+          },
+          Math.max(50, Math.floor(this.leaseMs / 3)),
+        ),
+      };
+      lease.timer.unref?.();
+      this.#leases.set(runId, lease);
+    });
+    let released = false;
+    return async () => {
+      if (released) return;
+      released = true;
+      await this.#mutex.run(runId, async () => {
+        const lease = this.#leases.get(runId);
+        if (!lease) return;
+        lease.count--;
+        if (lease.count > 0) return;
+        clearInterval(lease.timer);
+        this.#leases.delete(runId);
+        if (lease.lost) return;
+        await this.storage
+          .releaseRunLease({ threadId, runId, owner: this.owner })
+          .catch((error) => this.onError(error, threadId, runId));
+      });
+    };
+  }
+
+  /** Throws `LeaseLostError` unless this process still holds the run's lease. */
+  async assert(runId: string): Promise<void> {
+    const lease = this.#leases.get(runId);
+    if (!lease || lease.lost) throw new LeaseLostError(runId);
+    const age = this.clock().getTime() - lease.renewedAt;
+    if (age < this.leaseMs * 0.6) return;
+    const startedAt = this.clock().getTime();
+    if (await this.#renew(lease.threadId, runId)) {
+      lease.renewedAt = startedAt;
+      return;
+    }
+    this.#markLost(runId, lease);
+    throw new LeaseLostError(runId);
+  }
+
+  async releaseAll(): Promise<void> {
+    for (const [runId, lease] of this.#leases) {
+      clearInterval(lease.timer);
+      if (!lease.lost) {
+        await this.storage
+          .releaseRunLease({ threadId: lease.threadId, runId, owner: this.owner })
+          .catch(() => undefined);
+      }
+    }
+    this.#leases.clear();
+  }
+}
