@@ -1,9 +1,12 @@
-import type { ActionRow, AgentContract, JsonObject, ListResult, ThreadRow, UploadedFile } from "@pai/core";
+import type { ActionRow, AgentContract, JsonObject, ListResult, ThreadRow } from "@pai/core";
+import { createFilesClient, type PaiFilesClient } from "./files-client.js";
 import { ThreadClient } from "./thread-client.js";
-import type { FileDownload, PaiTransport } from "./transport.js";
+import type { PaiTransport } from "./transport.js";
 
 export type PaiClientOptions = {
   transport: PaiTransport;
+  /** Used by `files.download` to follow presigned download URLs. Default: the global `fetch`. */
+  fetch?: typeof fetch;
 };
 
 /** A PAI client. `TAgent` is the agent (contract) it talks to; it narrows typed bindings. */
@@ -17,10 +20,8 @@ export type PaiClient<TAgent = AgentContract> = {
   /** Actions of the caller's scope across threads (an operator inbox), newest state first by server order. */
   listActions(input?: Parameters<PaiTransport["actions"]["list"]>[0]): Promise<ListResult<ActionRow>>;
   manifest(input?: { agentId?: string }): Promise<JsonObject>;
-  files: {
-    upload(input: Parameters<PaiTransport["files"]["upload"]>[0]): Promise<UploadedFile>;
-    get(input: { fileId: string; inline?: boolean }): Promise<FileDownload>;
-  };
+  /** Upload and download files of the caller's scope. */
+  files: PaiFilesClient;
 };
 
 /**
@@ -49,9 +50,6 @@ export function createPaiClient<TAgent = AgentContract>(options: PaiClientOption
     listThreads: (input) => transport.threads.list(input),
     listActions: (input) => transport.actions.list(input),
     manifest: (input) => transport.manifest(input),
-    files: {
-      upload: (input) => transport.files.upload(input),
-      get: (input) => transport.files.get(input),
-    },
+    files: createFilesClient(transport, options.fetch ? { fetch: options.fetch } : {}),
   };
 }

@@ -2,6 +2,14 @@ export { getToolName, isPaiToolPart } from "@pai/core";
 export type { PaiClient, PaiClientOptions } from "./create-pai-client.js";
 export { createPaiClient } from "./create-pai-client.js";
 export type {
+  DownloadedFile,
+  DownloadFileOptions,
+  FilesClientOptions,
+  PaiFilesClient,
+  UploadFileInput,
+} from "./files-client.js";
+export { createFilesClient } from "./files-client.js";
+export type {
   ContractOf,
   PendingActionOrigin,
   PendingActionRef,

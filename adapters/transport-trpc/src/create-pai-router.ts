@@ -1,4 +1,4 @@
-import type { Identity, PaiService } from "@pai/core";
+import { type Identity, PaiError, type PaiService } from "@pai/core";
 import {
   type inferProcedureBuilderResolverOptions,
   TRPCError,
@@ -6,8 +6,9 @@ import {
   type TRPCUnsetMarker,
   tracked,
 } from "@trpc/server";
-import { base64ToBytes, bytesToBase64 } from "./base64.js";
+import { base64ToBytes, bytesToBase64, decodedLength } from "./base64.js";
 import { toTrpcError } from "./errors.js";
+import { createMediaTypeAllowlist } from "./media-type-allowlist.js";
 import { createPaiSchemas, DEFAULT_PAI_ROUTER_LIMITS, type PaiRouterLimits } from "./schemas.js";
 
 /** A host's base procedure (e.g. `t.procedure` or an authed procedure) without input or output yet. */
@@ -36,10 +37,22 @@ export type CreatePaiRouterOptions<TContext, TMeta, TContextOverrides, TErrorSha
       PaiBaseProcedure<TContext, TMeta, TContextOverrides, TErrorShape>
     >["ctx"],
   ) => Identity | Promise<Identity>;
-  /** Input size limits; unset ones use `DEFAULT_PAI_ROUTER_LIMITS`. */
+  /** Input size limits; unset ones use `DEFAULT_PAI_ROUTER_LIMITS` (uploads: `maxUploadBytes`). */
   limits?: Partial<PaiRouterLimits>;
+  /** Upload policy of `files.upload`. */
+  files?: PaiRouterFilesOptions;
   /** Receives unexpected errors in full before clients get a redacted message. */
   onInternalError?: (error: unknown, info: { path: string }) => void;
+};
+
+/** Upload policy of the `files` procedures. */
+export type PaiRouterFilesOptions = {
+  /**
+   * Media types `files.upload` accepts: exact (`"text/csv"`) or per top-level type
+   * (`"image/*"`), compared without parameters or case. Others fail with INVALID_INPUT naming
+   * the accepted ones. Default: every media type.
+   */
+  allowedMediaTypes?: readonly string[];
 };
 
 /**
@@ -58,6 +71,7 @@ export function createPaiRouter<TContext, TMeta, TContextOverrides, TErrorShape>
   const { procedure, service } = options;
   const limits: PaiRouterLimits = { ...DEFAULT_PAI_ROUTER_LIMITS, ...options.limits };
   const schemas = createPaiSchemas(limits);
+  const mediaTypes = createMediaTypeAllowlist(options.files?.allowedMediaTypes);
   type Ctx = Parameters<typeof options.identity>[0];
 
   const call = async <T>(path: string, ctx: Ctx, run: (identity: Identity) => Promise<T>): Promise<T> => {
@@ -151,9 +165,20 @@ export function createPaiRouter<TContext, TMeta, TContextOverrides, TErrorShape>
     },
 
     files: {
-      /** Uploads a file sent as base64 in JSON (bounded by `limits.maxUploadBytes`). */
+      /**
+       * Uploads a file sent as base64 in JSON. Larger than `limits.maxUploadBytes` fails with
+       * PAYLOAD_TOO_LARGE, a media type outside `files.allowedMediaTypes` with INVALID_INPUT.
+       */
       upload: procedure.input(schemas.files.upload).mutation(({ ctx, input }) =>
-        call("files.upload", ctx, (identity) => {
+        call("files.upload", ctx, async (identity) => {
+          const size = decodedLength(input.body);
+          if (size > limits.maxUploadBytes) {
+            throw new PaiError(
+              "PAYLOAD_TOO_LARGE",
+              `The file "${input.filename}" has ${size} bytes; uploads are limited to ${limits.maxUploadBytes} bytes. Send a smaller file, or raise limits.maxUploadBytes in createPaiRouter (and the host's HTTP body limit).`,
+            );
+          }
+          mediaTypes.check(input.mediaType);
           const body = base64ToBytes(input.body);
           return service.files.upload({
             identity,

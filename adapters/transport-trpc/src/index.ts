@@ -1,4 +1,9 @@
-export type { CreatePaiRouterOptions, PaiBaseProcedure, PaiRouterRecord } from "./create-pai-router.js";
+export type {
+  CreatePaiRouterOptions,
+  PaiBaseProcedure,
+  PaiRouterFilesOptions,
+  PaiRouterRecord,
+} from "./create-pai-router.js";
 export { createPaiRouter } from "./create-pai-router.js";
 export type { PaiErrorData } from "./errors.js";
 export { PAI_TO_TRPC_CODE, paiErrorData, toTrpcError } from "./errors.js";

@@ -1,6 +1,6 @@
 import { isJsonValue, type JsonObject, type JsonValue } from "@pai/core";
 import { z } from "zod";
-import { BASE64_PATTERN, decodedLength } from "./base64.js";
+import { BASE64_PATTERN } from "./base64.js";
 
 /** Input size limits of the PAI procedures. Every limit is checked before the service runs. */
 export type PaiRouterLimits = {
@@ -14,7 +14,11 @@ export type PaiRouterLimits = {
   maxJsonSize: number;
   /** Most frontend-defined client tools per request. Default 32. */
   maxClientTools: number;
-  /** Largest uploaded file in bytes (sent base64-encoded). Default 10 MiB. */
+  /**
+   * Largest uploaded file in bytes. Uploads travel base64-encoded in JSON (a third larger than
+   * the file), so the host's HTTP body limit must allow about `maxUploadBytes * 4 / 3` plus
+   * metadata. Larger uploads fail with PAYLOAD_TOO_LARGE. Default 10 MiB.
+   */
   maxUploadBytes: number;
   /** Largest file returned inline by `files.get` when no download URL is available. Default 10 MiB. */
   maxInlineDownloadBytes: number;
@@ -151,14 +155,14 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
           .string()
           .max(255)
           .regex(/^[\w.+-]+\/[\w.+-]+(;.*)?$/, "mediaType must look like type/subtype."),
+        // Over-limit bodies pass unchecked so the resolver answers PAYLOAD_TOO_LARGE (a schema
+        // failure would be a generic BAD_REQUEST) without running the pattern over them.
         body: z
           .string()
-          .max(maxBase64, `The file is too large: at most ${limits.maxUploadBytes} bytes.`)
-          .regex(BASE64_PATTERN, "body must be base64.")
-          .refine((value) => value.length % 4 !== 1, "body must be base64.")
-          .refine((value) => decodedLength(value) <= limits.maxUploadBytes, {
-            message: `The file is too large: at most ${limits.maxUploadBytes} bytes.`,
-          }),
+          .refine(
+            (value) => value.length > maxBase64 || (BASE64_PATTERN.test(value) && value.length % 4 !== 1),
+            "body must be base64.",
+          ),
         metadata: jsonObject.optional(),
       }),
       get: z.strictObject({ fileId: id, inline: z.boolean().optional() }),

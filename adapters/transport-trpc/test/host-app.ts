@@ -6,7 +6,12 @@ import { EventSource } from "eventsource";
 import superjson from "superjson";
 import { z } from "zod";
 import { createTrpcTransport } from "../src/client.js";
-import { createPaiRouter, type PaiRouterLimits, paiErrorData } from "../src/index.js";
+import {
+  createPaiRouter,
+  type PaiRouterFilesOptions,
+  type PaiRouterLimits,
+  paiErrorData,
+} from "../src/index.js";
 
 /**
  * An example host app, as a team would write it: its own tRPC instance (superjson, an error
@@ -30,7 +35,11 @@ const authed = t.procedure.use(({ ctx, next }) => {
 
 export function createHostRouter(
   service: PaiService,
-  options: { limits?: Partial<PaiRouterLimits>; onInternalError?: (error: unknown) => void } = {},
+  options: {
+    limits?: Partial<PaiRouterLimits>;
+    files?: PaiRouterFilesOptions;
+    onInternalError?: (error: unknown) => void;
+  } = {},
 ) {
   return t.router({
     health: t.procedure.query(() => ({ ok: true, at: new Date(0) })),
@@ -42,6 +51,7 @@ export function createHostRouter(
       service,
       identity: (ctx) => ({ userId: ctx.user.userId, scopeKey: ctx.user.scopeKey }),
       ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.files ? { files: options.files } : {}),
       ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}),
     }),
   });

@@ -215,7 +215,7 @@ describe("host app with PAI mounted under `pai` (real HTTP server, @trpc/client)
     const file = await owner.files.upload({
       filename: "a.txt",
       mediaType: "text/plain",
-      body: new Uint8Array([1]),
+      file: new Uint8Array([1]),
     });
     expect((await rejection(intruder.files.get({ fileId: file.fileId }))).code).toBe("NOT_FOUND");
 
@@ -283,7 +283,7 @@ describe("host app with PAI mounted under `pai` (real HTTP server, @trpc/client)
     const uploaded = await client.files.upload({
       filename: "data.bin",
       mediaType: "application/octet-stream",
-      body,
+      file: body,
     });
     expect(uploaded).toMatchObject({ size: body.byteLength, scopeKey: "acme", userKey: "alice" });
     const fetched = await client.files.get({ fileId: uploaded.fileId });
@@ -292,7 +292,11 @@ describe("host app with PAI mounted under `pai` (real HTTP server, @trpc/client)
 
     const presigned = await start(createFakePaiService({ presignFiles: true }));
     const presignedClient = createPaiClient({ transport: transportFor(presigned.url, alice) });
-    const file = await presignedClient.files.upload({ filename: "a.txt", mediaType: "text/plain", body });
+    const file = await presignedClient.files.upload({
+      filename: "a.txt",
+      mediaType: "text/plain",
+      file: body,
+    });
     const viaUrl = await presignedClient.files.get({ fileId: file.fileId });
     expect(viaUrl.downloadUrl).toMatch(/^https:\/\/files\.example\.test\//);
     expect((await presignedClient.files.get({ fileId: file.fileId, inline: true })).body).toEqual(body);
@@ -300,10 +304,10 @@ describe("host app with PAI mounted under `pai` (real HTTP server, @trpc/client)
     const limited = await start(createFakePaiService(), { limits: { maxUploadBytes: 1024 } });
     const limitedClient = createPaiClient({ transport: transportFor(limited.url, alice) });
     const tooBig = await rejection(
-      limitedClient.files.upload({ filename: "big.bin", mediaType: "application/octet-stream", body }),
+      limitedClient.files.upload({ filename: "big.bin", mediaType: "application/octet-stream", file: body }),
     );
-    expect(tooBig.code).toBe("INVALID_INPUT");
-    expect(tooBig.message).toMatch(/too large/);
+    expect(tooBig.code).toBe("PAYLOAD_TOO_LARGE");
+    expect(tooBig.message).toMatch(/limited to 1024 bytes/);
   });
 
   it("paginates threads with a cursor", async () => {

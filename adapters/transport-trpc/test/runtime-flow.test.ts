@@ -330,7 +330,7 @@ describe("transport-trpc with the real runtime", () => {
     const file = await owner.files.upload({
       filename: "a.txt",
       mediaType: "text/plain",
-      body: new Uint8Array([1, 2]),
+      file: new Uint8Array([1, 2]),
     });
     const before = await service.threads.get({ identity: alice, threadId: thread.id });
     const threadId = thread.id;
