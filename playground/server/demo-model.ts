@@ -29,7 +29,7 @@ const after = (message: string, words: RegExp, fallback: string) => {
   const match = words.exec(message);
   const rest = match ? message.slice(match.index + match[0].length) : "";
   const cleaned = rest
-    .replace(/^[\s:,-]*(the|a|an|about|on|for)?\s*/i, "")
+    .replace(/^[\s:,-]*(?:(?:about|the|an|a|on|for)\b)?\s*/i, "")
     .replace(/[.!?]+$/, "")
     .trim();
   return cleaned.length > 0 ? cleaned.slice(0, 80) : fallback;

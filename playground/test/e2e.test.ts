@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -56,22 +56,24 @@ class PlaygroundProcess {
       stdio: ["ignore", "pipe", "pipe"],
     });
     this.#child = child;
+    let started = "";
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`The server did not start:\n${this.output}`)), 150_000);
-      const onData = (chunk: Buffer) => {
+      const timer = setTimeout(() => reject(new Error(`The server did not start:\n${started}`)), 150_000);
+      child.stdout?.on("data", (chunk: Buffer) => {
+        started += chunk.toString();
         this.output += chunk.toString();
-        if (this.output.includes(`ready: ${this.url}`)) {
+        if (started.includes(`ready: ${this.url}`)) {
           clearTimeout(timer);
           resolve();
         }
-      };
-      child.stdout?.on("data", onData);
+      });
       child.stderr?.on("data", (chunk: Buffer) => {
+        started += chunk.toString();
         this.output += chunk.toString();
       });
       child.once("exit", (code) => {
         clearTimeout(timer);
-        reject(new Error(`The server exited with ${code}:\n${this.output}`));
+        reject(new Error(`The server exited with ${code}:\n${started}`));
       });
     });
   }
@@ -93,6 +95,7 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
   let dataDir: string;
   let profileDir: string;
   let shot = 0;
+  const consoleLines: string[] = [];
 
   const screenshot = (name: string) =>
     page.screenshot({
@@ -113,6 +116,7 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
   beforeAll(async () => {
     if (!hasChromium) throw new Error(`CI=true but ${CHROMIUM} is missing: install chromium (.ci/run does).`);
     await promisify(execFile)(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root });
+    await rm(artifacts, { recursive: true, force: true });
     await mkdir(artifacts, { recursive: true });
     dataDir = await mkdtemp(join(tmpdir(), "pai-playground-e2e-"));
     profileDir = await mkdtemp(join(tmpdir(), "pai-playground-chromium-"));
@@ -136,9 +140,15 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
     });
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(STEP_MS);
+    page.on("console", (message) => consoleLines.push(`[${message.type()}] ${message.text()}`));
+    page.on("pageerror", (error) => consoleLines.push(`[pageerror] ${error.message}`));
   }, 300_000);
 
   afterAll(async () => {
+    // The browser console and the server output, for diagnosing a failure after the fact.
+    await writeFile(join(artifacts, "browser-console.log"), consoleLines.join("\n"));
+    await writeFile(join(artifacts, "server.log"), server?.output ?? "");
+    if (page && !page.isClosed()) await screenshot("final").catch(() => undefined);
     await context?.close();
     await server?.stop();
     await Promise.all(
@@ -154,10 +164,10 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
     // The demo model streams its help text word by word: the live text shows up before the commit.
     await page.getByTestId("live-text").first().waitFor();
     await expect
-      .poll(() => assistantText().innerText(), { timeout: STEP_MS })
+      .poll(() => assistantText().textContent(), { timeout: STEP_MS })
       .toContain("approve the launch");
     await expect.poll(() => page.getByTestId("live-text").count(), { timeout: STEP_MS }).toBe(0);
-    await expect.poll(() => page.getByTestId("thread-list").innerText()).toContain("hello");
+    await expect.poll(() => page.getByTestId("thread-list").textContent()).toContain("hello");
   });
 
   it("approves an action", { timeout: 120_000 }, async () => {
@@ -170,8 +180,8 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
     await card.getByLabel("Comment (optional)").fill("Ship it");
     await card.getByRole("button", { name: "Approve" }).click();
     await expect.poll(() => card.getAttribute("data-state"), { timeout: STEP_MS }).toBe("done");
-    expect(await card.getByTestId("approval-result").innerText()).toBe("Approved: Ship it");
-    await expect.poll(() => assistantText().innerText(), { timeout: STEP_MS }).toContain("Going ahead");
+    expect(await card.getByTestId("approval-result").textContent()).toBe("Approved: Ship it");
+    await expect.poll(() => assistantText().textContent(), { timeout: STEP_MS }).toContain("Going ahead");
   });
 
   it("fills the report forms, survives a server restart mid-wait, and finishes", {
@@ -227,8 +237,8 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
     await reference.getByLabel("Reference URL").fill("https://example.com/churn.pdf");
     await reference.getByRole("button", { name: "Continue" }).click();
     await expect.poll(() => card.getAttribute("data-state"), { timeout: STEP_MS }).toBe("done");
-    expect(await card.getByTestId("report-result").innerText()).toContain("for Product team (3 sections)");
-    await expect.poll(() => assistantText().innerText(), { timeout: STEP_MS }).toContain("published");
+    expect(await card.getByTestId("report-result").textContent()).toContain("for Product team (3 sections)");
+    await expect.poll(() => assistantText().textContent(), { timeout: STEP_MS }).toContain("published");
     await screenshot("report-done");
   });
 
@@ -249,7 +259,9 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
       .toBe(100);
     expect([...seen].some((value) => value > 0 && value < 100)).toBe(true);
     await expect.poll(() => lastCard("deployService").getAttribute("data-state")).toBe("done");
-    await expect.poll(() => assistantText().innerText(), { timeout: STEP_MS }).toContain("Deployed billing");
+    await expect
+      .poll(() => assistantText().textContent(), { timeout: STEP_MS })
+      .toContain("Deployed billing");
     await screenshot("deploy-done");
   });
 
@@ -264,7 +276,7 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
     await form.getByLabel("Selected text").fill("typed by hand");
     await form.getByRole("button", { name: "Send text" }).click();
     await expect.poll(() => card.getAttribute("data-state"), { timeout: STEP_MS }).toBe("done");
-    expect(await card.getByTestId("selection-result").innerText()).toBe("typed by hand");
+    expect(await card.getByTestId("selection-result").textContent()).toBe("typed by hand");
     await screenshot("client-tool-form");
 
     // With a selection in the conversation, the browser answers on its own.
@@ -278,17 +290,18 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
     });
     await page.waitForTimeout(100);
     await send("what did I select now?");
+    await expect.poll(() => page.getByTestId("tool-getSelectedText").count(), { timeout: STEP_MS }).toBe(2);
     await expect
       .poll(() => lastCard("getSelectedText").getAttribute("data-state"), { timeout: STEP_MS })
       .toBe("done");
-    expect(await lastCard("getSelectedText").getByTestId("selection-result").innerText()).toBe(
+    expect(await lastCard("getSelectedText").getByTestId("selection-result").textContent()).toBe(
       "Approved: Ship it",
     );
 
     // A frontend-defined tool: only this page knows it, and it runs here.
     await send("what is my browser time zone?");
     await lastCard("getBrowserInfo").getByTestId("browser-info").waitFor();
-    await expect.poll(() => assistantText().innerText(), { timeout: STEP_MS }).toContain("time zone");
+    await expect.poll(() => assistantText().textContent(), { timeout: STEP_MS }).toContain("time zone");
   });
 
   it("downloads the CSV a tool saved", { timeout: 120_000 }, async () => {
@@ -308,7 +321,7 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
   it("keeps the admin tool disabled for a normal user", { timeout: 120_000 }, async () => {
     await send("admin stats");
     await expect
-      .poll(() => assistantText().innerText(), { timeout: STEP_MS })
+      .poll(() => assistantText().textContent(), { timeout: STEP_MS })
       .toContain("adminStats is disabled for you");
     expect(await page.getByTestId("tool-adminStats").count()).toBe(0);
   });

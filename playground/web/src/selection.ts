@@ -2,9 +2,13 @@
 // (and the document selection) into the composer, so the selection is remembered here.
 let remembered = "";
 
+const FORM_CONTROLS = new Set(["INPUT", "TEXTAREA", "SELECT"]);
+
+/** Conversation text only: not text typed or selected inside a form field. */
 function isInConversation(node: Node | null): boolean {
+  if (document.activeElement && FORM_CONTROLS.has(document.activeElement.tagName)) return false;
   const element = node instanceof Element ? node : (node?.parentElement ?? null);
-  return element?.closest("[data-selectable]") != null;
+  return element?.closest("[data-selectable]") != null && element.closest("form") === null;
 }
 
 /** Starts remembering selections made inside elements marked `data-selectable`. */
