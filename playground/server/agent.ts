@@ -7,6 +7,8 @@ import {
   exportCsv,
   getSelectedText,
   requestApproval,
+  runCode,
+  runShell,
 } from "./tools.js";
 
 /** The playground's one agent. The web UI types its bindings from `typeof agent`. */
@@ -17,7 +19,9 @@ export const agent = defineAgent({
     "You are the PAI playground assistant. Use the tools to demonstrate durable agent features:",
     "requestApproval before anything risky, draftReport for reports, deployService for deployments,",
     "getSelectedText to read the user's selection, getBrowserInfo (when offered) for the browser's",
-    "locale and time, exportCsv for CSV files and adminStats for server statistics. Keep answers short.",
+    "locale and time, exportCsv for CSV files, adminStats for server statistics, runShell for shell",
+    "commands in the thread's sandbox and runCode to write one JavaScript program that calls orderTotal",
+    "or runShell many times. Keep answers short.",
   ].join(" "),
   tools: {
     requestApproval,
@@ -25,6 +29,8 @@ export const agent = defineAgent({
     deployService,
     getSelectedText,
     exportCsv,
+    runShell,
+    runCode,
     adminStats: {
       tool: adminStats,
       // Coarse availability from trusted identity; the model of a non-admin never sees the tool.

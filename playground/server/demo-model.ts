@@ -20,7 +20,8 @@ type Intent = {
   pattern: RegExp;
   toolName: string;
   lead: string;
-  input: (message: string) => unknown;
+  /** Builds the tool input from the lower-cased message and the message as typed. */
+  input: (message: string, original: string) => unknown;
   /** Said instead when the tool is not offered in this step. */
   unavailable: string;
 };
@@ -35,7 +36,30 @@ const after = (message: string, words: RegExp, fallback: string) => {
   return cleaned.length > 0 ? cleaned.slice(0, 80) : fallback;
 };
 
+const PROGRAM = (orders: number) =>
+  [
+    "const totals = [];",
+    `for (let order = 0; order < ${orders}; order++) {`,
+    "  const { orderId, totalEur } = await tools.orderTotal({ order });",
+    "  totals.push(totalEur);",
+    '  console.log(orderId + ": " + totalEur + " EUR");',
+    "}",
+    'await tools.runShell({ command: "echo " + totals.join(",") + " > totals.txt" });',
+    "return { orders: totals.length, sumEur: totals.reduce((sum, total) => sum + total, 0) };",
+  ].join("\n");
+
 const INTENTS: Intent[] = [
+  {
+    pattern: /^\s*(?:run|shell|bash)\b|^\s*\$/,
+    toolName: "runShell",
+    lead: "Running that in this thread's sandbox.",
+    input: (_message, original) => ({
+      command:
+        original.replace(/^\s*(?:run|shell|bash|\$)\s*:?\s*/i, "").trim() ||
+        "echo hello from the sandbox > hello.txt && cat hello.txt && ls",
+    }),
+    unavailable: "runShell is not available right now.",
+  },
   {
     pattern: /\badmin\b|\bstats\b/,
     toolName: "adminStats",
@@ -90,6 +114,15 @@ const INTENTS: Intent[] = [
     }),
     unavailable: "exportCsv is not available right now.",
   },
+  {
+    pattern: /\bcode\b|\bprogram\b|\btotals?\b|\bsum\b/,
+    toolName: "runCode",
+    lead: "Writing a small program that calls orderTotal in a loop.",
+    input: (message) => ({
+      code: PROGRAM(Math.min(28, Math.max(1, Number(/\b(\d{1,2})\b/.exec(message)?.[1] ?? 5)))),
+    }),
+    unavailable: "runCode is not available right now.",
+  },
 ];
 
 const HELP = [
@@ -97,6 +130,7 @@ const HELP = [
   '"approve the launch" (approval), "write a report about churn" (three-step form),',
   '"deploy billing" (progress bar), "what did I select?" (browser answers),',
   '"what is my browser time zone?" (frontend tool), "export orders as csv" (download),',
+  '"run ls -la" (sandbox shell), "sum the totals of 5 orders with code" (code mode),',
   'or "admin stats" (enabled only for the admin user).',
 ].join(" ");
 
@@ -140,6 +174,12 @@ export function summarizeResult(result: ToolResultPart): string {
       return `Your browser says: language ${value.language}, time zone ${value.timeZone}, local time ${value.localTime}.`;
     case "exportCsv":
       return `Saved ${value.filename} (${value.rows} rows, ${value.bytes} bytes). Use the download link above.`;
+    case "runShell": {
+      const shown = String(value.stdout ?? "").trim() || String(value.stderr ?? "").trim() || "(no output)";
+      return `Exit code ${value.exitCode}: ${shown.slice(0, 200)}`;
+    }
+    case "runCode":
+      return `The program returned ${JSON.stringify(value.result)} after ${(value.logs as unknown[] | undefined)?.length ?? 0} log lines.`;
     case "adminStats":
       return `Server up ${value.uptimeSeconds}s on Node ${value.node}, heap ${value.heapMb} MB.`;
     default:
@@ -157,11 +197,15 @@ export function demoReply(prompt: LanguageModelV4Prompt, offered: ReadonlySet<st
     return { text: results.map(summarizeResult).join(" ") || "Done." };
   }
   const lastUser = [...prompt].reverse().find((message) => message.role === "user");
-  const message = textOf(lastUser?.content).toLowerCase();
+  const original = textOf(lastUser?.content);
+  const message = original.toLowerCase();
   for (const intent of INTENTS) {
     if (!intent.pattern.test(message)) continue;
     if (!offered.has(intent.toolName)) return { text: intent.unavailable };
-    return { text: intent.lead, toolCall: { toolName: intent.toolName, input: intent.input(message) } };
+    return {
+      text: intent.lead,
+      toolCall: { toolName: intent.toolName, input: intent.input(message, original) },
+    };
   }
   return { text: HELP };
 }

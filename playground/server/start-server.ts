@@ -14,6 +14,7 @@ import {
   type RuntimeErrorReport,
 } from "@pai/core";
 import { localFiles } from "@pai/files-local";
+import { sandboxPlugin } from "@pai/sandbox";
 import { createPgliteDialect, kyselyStorage, migrateToLatest } from "@pai/storage-kysely";
 import { createPaiRouter, paiErrorData } from "@pai/transport-trpc";
 import { initTRPC } from "@trpc/server";
@@ -94,6 +95,8 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
     files: localFiles({ directory: join(options.dataDir, "files"), maxFileBytes: 10 * 1_048_576 }),
     model,
     scope: scopeOf,
+    // Binds the sandbox capability runShell declares: one in-memory shell per thread.
+    plugins: [sandboxPlugin({ limits: { timeoutMs: 5_000, maxOutputBytes: 16_384 } })],
     onRuntimeError: (report: RuntimeErrorReport) =>
       log(`[${report.phase}] ${report.toolName ?? ""} ${getErrorMessage(report.error)}`.replace(/ +/g, " ")),
   });

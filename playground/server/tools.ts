@@ -1,4 +1,6 @@
+import { codeModeTool } from "@pai/code-mode";
 import { defineTool } from "@pai/core";
+import { sandbox } from "@pai/sandbox";
 import { z } from "zod";
 
 // The playground's demo tools. Each one shows one part of the tool contract; the web UI
@@ -233,4 +235,52 @@ export const adminStats = defineTool({
     node: process.version,
     heapMb: Math.round(process.memoryUsage().heapUsed / 1_048_576),
   }),
+});
+
+/** Runs a shell command in this thread's sandbox (`@pai/sandbox`: just-bash, in memory, no host access). */
+export const runShell = defineTool({
+  id: "playground.run-shell.v1",
+  description:
+    "Run a bash command in this conversation's sandbox. Files persist between commands of a thread.",
+  inputSchema: z.object({ command: z.string().min(1).max(2_000) }),
+  outputSchema: z.object({
+    command: z.string(),
+    stdout: z.string(),
+    stderr: z.string(),
+    exitCode: z.number(),
+    timedOut: z.boolean(),
+  }),
+  capabilities: { sandbox },
+  execute: async (ctx) => {
+    const result = await ctx.capabilities.sandbox.runCommand({
+      command: ctx.input.command,
+      signal: ctx.signal,
+    });
+    return {
+      command: ctx.input.command,
+      stdout: result.stdout,
+      stderr: result.stderr,
+      exitCode: result.exitCode,
+      timedOut: result.timedOut,
+    };
+  },
+});
+
+/** A plain lookup the code-mode program can call many times in one step. */
+export const orderTotal = defineTool({
+  id: "playground.order-total.v1",
+  description: "Look up the total (EUR) of one demo order by its number (0-27).",
+  inputSchema: z.object({ order: z.number().int().min(0).max(27) }),
+  outputSchema: z.object({ orderId: z.string(), customer: z.string(), totalEur: z.number() }),
+  execute: ({ input }) => {
+    const [orderId, customer, totalEur] = datasets.orders.row(input.order);
+    return { orderId: String(orderId), customer: String(customer), totalEur: Number(totalEur) };
+  },
+});
+
+/** `@pai/code-mode`: the model writes one JavaScript program that calls the tools below. */
+export const runCode = codeModeTool({
+  id: "playground.code.v1",
+  tools: { orderTotal, runShell },
+  limits: { timeoutMs: 5_000 },
 });

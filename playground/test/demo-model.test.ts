@@ -10,6 +10,8 @@ const ALL_TOOLS = new Set([
   "getBrowserInfo",
   "exportCsv",
   "adminStats",
+  "runShell",
+  "runCode",
 ]);
 
 const user = (text: string): LanguageModelV4Prompt => [
@@ -26,10 +28,17 @@ describe("demo model", () => {
     ["what is my browser time zone?", "getBrowserInfo", {}],
     ["export 5 signups as csv", "exportCsv", { dataset: "signups", rows: 5 }],
     ["admin stats please", "adminStats", {}],
+    ["run echo Hello > A.txt", "runShell", { command: "echo Hello > A.txt" }],
   ])("recognizes %j and calls %s", (text, toolName, input) => {
     const reply = demoReply(user(text), ALL_TOOLS);
     expect(reply.toolCall).toEqual({ toolName, input });
     expect(reply.text.length).toBeGreaterThan(0);
+  });
+
+  it("writes a code-mode program that calls orderTotal as often as asked", () => {
+    const reply = demoReply(user("sum the totals of 3 orders with code"), ALL_TOOLS);
+    expect(reply.toolCall?.toolName).toBe("runCode");
+    expect((reply.toolCall?.input as { code: string }).code).toContain("order < 3;");
   });
 
   it("does not call a tool the step does not offer (disabled or not advertised), and says why", () => {

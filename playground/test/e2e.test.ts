@@ -254,7 +254,7 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
           seen.add(value);
           return value;
         },
-        { timeout: STEP_MS, intervals: [50] },
+        { timeout: STEP_MS, interval: 50 },
       )
       .toBe(100);
     expect([...seen].some((value) => value > 0 && value < 100)).toBe(true);
@@ -316,6 +316,32 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
     expect(lines[0]).toBe("order_id,customer,total_eur,status");
     expect(lines).toHaveLength(13);
     await screenshot("csv");
+  });
+
+  it("runs shell commands in the thread's sandbox and a code-mode program", {
+    timeout: 120_000,
+  }, async () => {
+    await send("run echo hello sandbox > note.txt && cat note.txt");
+    await expect
+      .poll(() => lastCard("runShell").getAttribute("data-state"), { timeout: STEP_MS })
+      .toBe("done");
+    expect(await lastCard("runShell").getByTestId("shell-output").textContent()).toContain("hello sandbox");
+
+    // The program calls orderTotal five times and runShell once, in one tool call.
+    await send("sum the totals of 5 orders with code");
+    await expect
+      .poll(() => lastCard("runCode").getAttribute("data-state"), { timeout: STEP_MS })
+      .toBe("done");
+    expect(await lastCard("runCode").getByTestId("code-result").textContent()).toBe(
+      'Result: {"orders":5,"sumEur":470}',
+    );
+    // Files persist per thread: the program's runShell wrote totals.txt next to note.txt.
+    await send("run ls");
+    await expect.poll(() => page.getByTestId("tool-runShell").count(), { timeout: STEP_MS }).toBe(2);
+    await expect
+      .poll(() => lastCard("runShell").getByTestId("shell-output").textContent(), { timeout: STEP_MS })
+      .toMatch(/note\.txt[\s\S]*totals\.txt/);
+    await screenshot("sandbox-and-code");
   });
 
   it("keeps the admin tool disabled for a normal user", { timeout: 120_000 }, async () => {

@@ -225,6 +225,32 @@ export function ToolRenderers(): null {
     </ToolCard>
   ));
 
+  Main.useToolRenderer("runShell", ({ state, input, output, errorText }) => (
+    <ToolCard toolName="runShell" state={state} title="Sandbox shell (@pai/sandbox)">
+      <pre className="terminal" data-testid="shell-output">
+        $ {input?.command}
+        {state === "done" ? `\n${output.stdout}${output.stderr ? `\n${output.stderr}` : ""}` : ""}
+      </pre>
+      {state === "done" ? <p className="muted">exit code {output.exitCode}</p> : null}
+      <ErrorText text={errorText} />
+    </ToolCard>
+  ));
+
+  Main.useToolRenderer("runCode", ({ state, input, output, errorText }) => (
+    <ToolCard toolName="runCode" state={state} title="Code mode (@pai/code-mode)">
+      <pre>{input?.code}</pre>
+      {state === "done" ? (
+        <>
+          {output.logs.length > 0 ? <pre className="terminal">{output.logs.join("\n")}</pre> : null}
+          <p className="ok" data-testid="code-result">
+            Result: {JSON.stringify(output.result)}
+          </p>
+        </>
+      ) : null}
+      <ErrorText text={errorText} />
+    </ToolCard>
+  ));
+
   Main.useToolRenderer("adminStats", ({ state, output, errorText }) => (
     <ToolCard toolName="adminStats" state={state} title="Server statistics (admin only)">
       {state === "done" ? (
