@@ -10,6 +10,7 @@ import { countingStorage } from "./counting-storage.ts";
 import { type BenchEngine, openMemory, openPglite, openPostgres } from "./engines.ts";
 import { benchAgent, turnModel } from "./fixtures.ts";
 import { formatMs, type Measurement, measure } from "./harness.ts";
+import { startBenchHost } from "./trpc-host.ts";
 
 const identity = { scopeKey: "bench", userKey: "bench-user" };
 const results: Record<string, unknown> = { startedAt: new Date().toISOString(), node: process.version };
@@ -138,13 +139,37 @@ async function benchSuspendResume(engines: BenchEngine[]) {
   const runtimes = engines
     .filter((engine) => engine.name !== "pglite")
     .map((engine) => ({ engine, pai: runtimeOn(engine.storage, "approve") }));
+  const hosts = await Promise.all(
+    runtimes.map(async (entry) => ({ ...entry, host: await startBenchHost(entry.pai, identity) })),
+  );
+  const overHttp = async (entry: (typeof hosts)[number]) => {
+    const { client } = entry.host;
+    const thread = await client.pai.threads.create.mutate({});
+    await client.pai.threads.send.mutate({ threadId: thread.threadId, message: { text: "ship?" } });
+    // The client learns the run parked (a watch would push it); waiting in-process keeps the HTTP cost isolated.
+    await entry.pai.waitForIdle(thread.threadId);
+    const snapshot = await client.pai.threads.get.query({ threadId: thread.threadId });
+    const action = snapshot.actions.find((candidate: { state: string }) => candidate.state === "pending");
+    if (!action) throw new Error("bench: expected a pending action over HTTP");
+    await client.pai.actions.submit.mutate({
+      threadId: thread.threadId,
+      actionId: action.actionId,
+      payload: { approved: true },
+    });
+    await entry.pai.waitForIdle(thread.threadId);
+  };
   const measured = await measure([
     { name: "bare AI SDK approval round trip", fn: bareApproval },
     ...runtimes.map(({ engine, pai }) => ({
       name: `PAI suspend->resume (${engine.name})`,
       fn: () => suspendResume(pai),
     })),
+    ...hosts.map((entry) => ({
+      name: `PAI suspend->resume tRPC HTTP (${entry.engine.name})`,
+      fn: () => overHttp(entry),
+    })),
   ]);
+  for (const { host } of hosts) await host.close();
   tableHeader("Suspend -> resume round trip (in process, service API)");
   const [bare, ...rest] = measured;
   log(row(bare!));
@@ -193,8 +218,46 @@ async function seedThread(pai: Pai, count: number): Promise<string> {
   return thread.threadId;
 }
 
+/** Storage calls of one two-step run, divided by its committed model steps (2). */
+async function benchRoundTrips(engines: BenchEngine[]) {
+  log();
+  log("### Storage round trips per committed model step (two-step run; thread creation excluded)");
+  log("| engine   | calls/run | commits/run | calls per step | by method |");
+  log("|----------|----------:|------------:|---------------:|-----------|");
+  const rows: unknown[] = [];
+  for (const engine of engines) {
+    const counting = countingStorage(engine.storage);
+    const pai = runtimeOn(counting.storage, "add");
+    const runs = 20;
+    let calls = 0;
+    let commits = 0;
+    const byMethod: Record<string, number> = {};
+    for (let index = 0; index < runs; index++) {
+      const thread = await pai.service.threads.create({ identity });
+      counting.reset();
+      await pai.service.threads.send({ identity, threadId: thread.threadId, message: { text: "1+2?" } });
+      await pai.waitForIdle(thread.threadId);
+      calls += counting.counters.calls;
+      commits += counting.counters.commits;
+      for (const [method, count] of Object.entries(counting.counters.byMethod)) {
+        byMethod[method] = (byMethod[method] ?? 0) + count;
+      }
+    }
+    await pai.close();
+    const methods = Object.entries(byMethod)
+      .map(([method, count]) => `${method} ${(count / runs).toFixed(1)}`)
+      .join(", ");
+    log(
+      `| ${engine.name.padEnd(8)} | ${(calls / runs).toFixed(1).padStart(9)} | ${(commits / runs).toFixed(1).padStart(11)} | ${(calls / runs / 2).toFixed(1).padStart(14)} | ${methods} |`,
+    );
+    rows.push({ engine: engine.name, callsPerRun: calls / runs, commitsPerRun: commits / runs, byMethod });
+  }
+  results.roundTrips = rows;
+}
+
 async function benchGrowth(engines: BenchEngine[]) {
-  tableHeader("Growth: one two-step turn on a thread of N messages");
+  log();
+  log("### Growth: one two-step turn on a thread of N messages");
   log(
     "| engine   | messages | median ms | p95 ms | iters | bytes written/turn | commits/turn | storage calls/turn |",
   );
@@ -297,6 +360,7 @@ async function main() {
   log(`# PAI benchmark (${new Date().toISOString()}, Node ${process.version})`);
   await benchTwoStep(engines);
   await benchSuspendResume(engines);
+  await benchRoundTrips(engines);
   await benchGrowth(engines);
 
   log();
