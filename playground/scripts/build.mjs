@@ -49,6 +49,8 @@ export async function buildServer() {
     target: "node22",
     sourcemap: true,
     logLevel: "warning",
+    // The workspace tsconfig only matters to the type checker; keep the bundle independent of it.
+    tsconfigRaw: {},
     plugins: [workspaceSources],
   });
 }
