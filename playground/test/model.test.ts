@@ -16,7 +16,7 @@ afterEach(async () => {
 type Seen = { url: string; authorization: string | undefined; body: { model: string; stream: boolean } };
 
 async function fakeEndpoint(seen: Seen[]): Promise<string> {
-  server = createServer(async (req: IncomingMessage, res) => {
+  const endpoint = createServer(async (req: IncomingMessage, res) => {
     let raw = "";
     for await (const chunk of req) raw += chunk;
     seen.push({ url: req.url ?? "", authorization: req.headers.authorization, body: JSON.parse(raw) });
@@ -34,8 +34,9 @@ async function fakeEndpoint(seen: Seen[]): Promise<string> {
     res.write(chunk({}, "stop"));
     res.end("data: [DONE]\n\n");
   });
-  await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server?.address() as AddressInfo).port}/v1`;
+  server = endpoint;
+  await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/v1`;
 }
 
 describe("chooseModel", () => {
