@@ -25,12 +25,15 @@ export type PaiClient<TAgent = AgentContract> = {
 };
 
 /**
- * Creates a transport-agnostic PAI client.
+ * Creates a transport-agnostic PAI client. Pass the agent (`typeof agent`) or its contract as
+ * the type argument to type tool parts and pending actions from it; without one, payloads stay
+ * `unknown`. The type argument changes no runtime behaviour.
  *
  * @example
- * const client = createPaiClient({ transport: createTrpcTransport({ url: "/api/trpc", path: "pai" }) });
+ * const client = createPaiClient<typeof agent>({ transport: createTrpcTransport({ url: "/api/trpc" }) });
  * const thread = client.thread(threadId);
  * const stop = thread.watch();
+ * await thread.action("requestApproval.approval")?.submit({ approved: true });
  */
 export function createPaiClient<TAgent = AgentContract>(options: PaiClientOptions): PaiClient<TAgent> {
   const { transport } = options;

@@ -26,3 +26,18 @@ export type {
 } from "./thread-client.js";
 export { ThreadClient } from "./thread-client.js";
 export type { FileDownload, PaiTransport } from "./transport.js";
+export type {
+  PaiThreadMessage,
+  PaiThreadPart,
+  PaiThreadSuspension,
+  PaiThreadToolPart,
+} from "./typed-message.js";
+export type {
+  IsOpenContract,
+  PaiPendingAction,
+  PendingActionForPart,
+  PendingActionName,
+  PendingActionNamed,
+  ToolPendingAction,
+  TypedPendingActionView,
+} from "./typed-pending-action.js";

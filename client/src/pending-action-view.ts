@@ -20,7 +20,8 @@ export type PendingActionRef<TAgent = AgentContract> = CorePendingActionRef<Cont
 
 /**
  * A pending action with its commands. A client command sidecar: it is not part of any
- * serializable message or tool part. Payloads stay `unknown` here; typed bindings re-narrow them.
+ * serializable message or tool part. Payloads stay `unknown` here; a client typed by an agent
+ * contract exposes the same objects as `PaiPendingAction` (typed per action name).
  */
 export type PendingActionView<TAgent = AgentContract> = {
   /** Fully qualified name, such as `requestApproval.approval` or `getSelectedText.output`. */

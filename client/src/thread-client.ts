@@ -7,7 +7,6 @@ import {
   type OutgoingMessage,
   PaiError,
   type PendingActionData,
-  type ProjectedMessage,
   projectThreadState,
   type RunRequestOptions,
   type RunRow,
@@ -19,22 +18,34 @@ import {
 } from "@pai/core";
 import type { PendingActionView } from "./pending-action-view.js";
 import type { PaiTransport } from "./transport.js";
+import type { PaiThreadMessage } from "./typed-message.js";
+import type {
+  PaiPendingAction,
+  PendingActionForPart,
+  PendingActionName,
+  PendingActionNamed,
+} from "./typed-pending-action.js";
 
 /** Text streamed live for a message since its last committed version. */
 export type LiveMessageText = { runId: string; messageId: string; text: string; reasoning: string };
 
 export type ThreadConnection = "closed" | "connecting" | "open";
 
-/** The client state of one thread. A new object on every change, so it can feed `useSyncExternalStore`. */
+/**
+ * The client state of one thread. A new object on every change, so it can feed `useSyncExternalStore`.
+ * With a contract (`createPaiClient<typeof agent>`), tool parts and pending actions are typed
+ * from it; without one they are the contract-erased projections.
+ */
 export type PaiThreadState<TAgent = AgentContract> = {
   /** `idle` before the first load; `error` when loading or watching failed for good. */
   status: "idle" | "loading" | "ready" | "error";
   thread: ThreadRow | null;
   version: number;
-  messages: ProjectedMessage[];
+  messages: PaiThreadMessage<TAgent>[];
   /** The active run, else the latest one. */
   run: RunRow | null;
-  pending: PendingActionView<TAgent>[];
+  /** Pending actions in creation order; with a contract, a union discriminated by `name`. */
+  pending: PaiPendingAction<TAgent>[];
   /** Transient streamed text per message, cleared when that message is committed. */
   live: LiveMessageText[];
   connection: ThreadConnection;
@@ -221,17 +232,29 @@ export class ThreadClient<TAgent = AgentContract> {
     return result;
   }
 
-  /** The pending action created by this exact message and native tool part, or null. */
-  getPendingAction(
+  /**
+   * The pending action created by this exact message and native tool part, or null. For a
+   * `tool-<name>` part of the contract it is typed by that tool's suspend points and output.
+   */
+  getPendingAction<TPart extends { toolCallId: string } | { type: string }>(
     message: { id: string },
-    part: { toolCallId: string } | { type: string },
-  ): PendingActionView<TAgent> | null {
+    part: TPart,
+  ): PendingActionForPart<TAgent, TPart> | null {
     if (!("toolCallId" in part)) return null;
-    return (
-      this.#state.pending.find(
-        (action) => action.origin.messageId === message.id && action.origin.toolCallId === part.toolCallId,
-      ) ?? null
+    const found = this.#state.pending.find(
+      (action) => action.origin.messageId === message.id && action.origin.toolCallId === part.toolCallId,
     );
+    return (found ?? null) as PendingActionForPart<TAgent, TPart> | null;
+  }
+
+  /**
+   * The oldest pending action with this qualified name (`"tool.point"` or `"tool.output"`), or
+   * null; typed by the contract. Several calls of one tool can wait at once: filter
+   * `getState().pending` by `name` to see them all.
+   */
+  action<TName extends PendingActionName<TAgent>>(name: TName): PendingActionNamed<TAgent, TName> | null {
+    const found = this.#state.pending.find((action) => action.name === name);
+    return (found ?? null) as PendingActionNamed<TAgent, TName> | null;
   }
 
   async #call<T>(run: () => Promise<T>): Promise<T> {
@@ -286,9 +309,10 @@ export class ThreadClient<TAgent = AgentContract> {
     this.#update({
       thread: view.thread,
       version: view.version,
-      messages: view.messages,
+      // The contract exists only at the type level: the projection is the same at runtime.
+      messages: view.messages as PaiThreadMessage<TAgent>[],
       run: view.run,
-      pending: view.pending.map((data) => this.#toView(data)),
+      pending: view.pending.map((data) => this.#toView(data) as PaiPendingAction<TAgent>),
       live: [...this.#live.values()],
       ...patch,
     });

@@ -251,3 +251,5 @@ export {
   cancellationText,
   INTERRUPTED_TEXT,
 } from "./state/transitions.js";
+// Typed client views (@pai/client typed bindings)
+export type { PaiNativeToolPart } from "./parts/pai-tool-part.js";

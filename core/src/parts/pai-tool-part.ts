@@ -65,6 +65,14 @@ export type PaiToolPartSidecars<TData, TSuspension> = {
   cancelled: PaiToolCancellation | null;
 };
 
+/**
+ * The native AI SDK `tool-<name>` part of one registered tool, without PAI sidecars: its state
+ * arms carry the contract's input and output. For clients that attach their own sidecar types.
+ */
+export type PaiNativeToolPart<TAgent, TName extends ToolName<TAgent>> = ToolUIPart<{
+  [K in TName]: { input: ToolInput<TAgent, K>; output: ToolOutput<TAgent, K> };
+}>;
+
 /** A projected `tool-<name>` part, typed from the agent contract. */
 export type PaiStaticToolPart<TAgent = AgentContract> = {
   [TName in ToolName<TAgent>]: ToolUIPart<{
