@@ -123,12 +123,13 @@ export { isJsonValue, normalizeJson } from "./json/json-value.js";
 export type { AgentManifest, ToolManifestEntry } from "./manifest/agent-manifest.js";
 export { agentManifest, toolManifestEntry } from "./manifest/agent-manifest.js";
 export { getToolName, isPaiToolPart } from "./parts/get-tool-name.js";
+// Typed client views (@pai/client typed bindings)
 export type {
   PaiDynamicToolPart,
+  PaiNativeToolPart,
   PaiStaticToolPart,
   PaiSuspensionState,
   PaiSuspensionView,
-  PaiToolCancellation,
   PaiToolDataItem,
   PaiToolDataView,
   PaiToolPart,
@@ -188,6 +189,8 @@ export type {
 } from "./runtime/create-pai.js";
 // Runtime (lead)
 export { createAgentRuntime, createPai } from "./runtime/create-pai.js";
+/** @internal The engine behind `Pai.engine`; sibling packages and tests only. */
+export type { Engine, RegisteredAgent } from "./runtime/engine.js";
 export type {
   RuntimeEvent,
   RuntimeEventRun,
@@ -196,8 +199,6 @@ export type {
   RuntimeObserver,
 } from "./runtime/runtime-events.js";
 export type { RuntimeErrorReport, RuntimeOptions } from "./runtime/runtime-options.js";
-/** @internal The engine behind `Pai.engine`; sibling packages and tests only. */
-export type { Engine, RegisteredAgent } from "./runtime/engine.js";
 export { createService } from "./service/create-service.js";
 // Service API
 export type { Identity, Register, Scope } from "./service/identity.js";
@@ -251,5 +252,3 @@ export {
   cancellationText,
   INTERRUPTED_TEXT,
 } from "./state/transitions.js";
-// Typed client views (@pai/client typed bindings)
-export type { PaiNativeToolPart } from "./parts/pai-tool-part.js";

@@ -51,7 +51,6 @@ export type PaiToolDataView<TAgent, TName extends ToolName<TAgent>> = {
 };
 
 /** Set when a run was stopped while this call was unfinished. */
-export type PaiToolCancellation = { cancelledAt: string; reason?: string };
 
 /** PAI sidecars added to a native AI SDK tool part by projection. */
 export type PaiToolPartSidecars<TData, TSuspension> = {
@@ -61,8 +60,11 @@ export type PaiToolPartSidecars<TData, TSuspension> = {
   suspensions: readonly TSuspension[];
   /** The pending episode, or null. */
   pendingSuspension: Extract<TSuspension, { state: "pending" }> | null;
-  /** Set when the call was abandoned by a cancelled run. */
-  cancelled: PaiToolCancellation | null;
+  /**
+   * True when the call was abandoned rather than answered (its action or its run was
+   * cancelled); the native part is then `output-error` with the cancellation text.
+   */
+  cancelled: boolean;
 };
 
 /**

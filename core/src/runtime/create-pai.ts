@@ -1,5 +1,6 @@
 import { PaiError } from "../errors/pai-error.js";
 import type { JsonObject } from "../json/json-value.js";
+import { agentManifest } from "../manifest/agent-manifest.js";
 import { applyPlugins } from "../plugins/apply-plugins.js";
 import type { AnyPaiPlugin, WithPlugins } from "../plugins/plugin-types.js";
 import { createService } from "../service/create-service.js";
@@ -123,7 +124,10 @@ export function createPai<
     }
     return scope;
   };
-  const service = createService(engine, scopeOf);
+  const service = createService(engine, scopeOf, async (agentId) => {
+    const manifest = await agentManifest(engine.agent(agentId).definition as never);
+    return { agentId, ...manifest } as unknown as JsonObject;
+  });
   const timers = new Set<ReturnType<typeof setInterval>>();
   return {
     service,

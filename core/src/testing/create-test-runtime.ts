@@ -63,7 +63,8 @@ export async function createTestRuntime<const TAgent extends AgentLike>(
   options: TestRuntimeOptions<TAgent>,
 ): Promise<TestRuntime<TAgent>> {
   const { agent, model: modelOption, storage: storageOption, identity: identityOption, ...rest } = options;
-  const storage = storageOption ?? (await defaultStorage());
+  const owned = storageOption ? null : await defaultStorage();
+  const storage = storageOption ?? owned!.storage;
   const model = Array.isArray(modelOption) ? scriptedModel(modelOption) : modelOption;
   // Sequential ids with a per-runtime prefix: readable in assertions, unique across runtimes sharing storage.
   const prefix = globalThis.crypto.randomUUID().slice(0, 6);
@@ -186,20 +187,56 @@ export async function createTestRuntime<const TAgent extends AgentLike>(
       );
     },
     waitForIdle: (threadId) => pai.waitForIdle(threadId),
-    close: () => pai.close(),
+    close: async () => {
+      await pai.close();
+      // Engines the test runtime opened itself are closed with it (never a storage passed in).
+      await owned?.dispose();
+    },
   };
   return runtime;
 }
 
-async function defaultStorage(): Promise<StorageV1> {
+/**
+ * The storage a test runtime uses when none is given: memory, or the engine named by
+ * `PAI_TEST_STORAGE` (`sqlite` or `pglite`, through `@pai/storage-kysely`), so the same
+ * behaviour suites can run against a real SQL engine.
+ */
+async function defaultStorage(): Promise<{ storage: StorageV1; dispose: () => Promise<void> }> {
+  const engine = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env
+    ?.PAI_TEST_STORAGE;
+  const load = async <T>(specifier: string): Promise<T> => (await import(/* @vite-ignore */ specifier)) as T;
   try {
-    const specifier = "@pai/storage-memory";
-    const module = (await import(/* @vite-ignore */ specifier)) as { memoryStorage: () => StorageV1 };
-    return module.memoryStorage();
+    if (engine === "sqlite" || engine === "pglite") {
+      type KyselyModule = {
+        kyselyStorage: (options: { db: unknown }) => StorageV1;
+        migrateToLatest: (db: unknown) => Promise<void>;
+        createNodeSqliteDialect: (database: unknown) => unknown;
+        createPgliteDialect: (database: unknown) => unknown;
+      };
+      const adapter = await load<KyselyModule>("@pai/storage-kysely");
+      const { Kysely } = await load<{
+        Kysely: new (config: { dialect: unknown }) => { destroy(): Promise<void> };
+      }>("kysely");
+      let dialect: unknown;
+      if (engine === "sqlite") {
+        const { DatabaseSync } = await load<{ DatabaseSync: new (path: string) => unknown }>("node:sqlite");
+        dialect = adapter.createNodeSqliteDialect(new DatabaseSync(":memory:"));
+      } else {
+        const { PGlite } = await load<{ PGlite: new () => unknown }>("@electric-sql/pglite");
+        dialect = adapter.createPgliteDialect(new PGlite());
+      }
+      const db = new Kysely({ dialect });
+      await adapter.migrateToLatest(db);
+      return { storage: adapter.kyselyStorage({ db }), dispose: () => db.destroy() };
+    }
+    const module = await load<{ memoryStorage: () => StorageV1 }>("@pai/storage-memory");
+    return { storage: module.memoryStorage(), dispose: async () => undefined };
   } catch (error) {
     throw new PaiError(
       "INVALID_DEFINITION",
-      "createTestRuntime uses @pai/storage-memory by default; install it or pass { storage }.",
+      engine
+        ? `createTestRuntime could not open PAI_TEST_STORAGE=${engine} (needs @pai/storage-kysely and its driver): ${String(error)}`
+        : "createTestRuntime uses @pai/storage-memory by default; install it or pass { storage }.",
       { cause: error },
     );
   }
