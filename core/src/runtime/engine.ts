@@ -39,7 +39,9 @@ import {
   type Transition,
   writeToolData,
 } from "../state/transitions.js";
+import { actionRef, matchesKind, toSuspendHistoryItem } from "./action-views.js";
 import { CapabilityRegistry } from "./capability-bindings.js";
+import { validateClientToolSnapshot } from "./client-tool-snapshot.js";
 import type { RuntimeAgentDefinition, RuntimeToolRegistration } from "./definition-shapes.js";
 import { RequestContext } from "./request-context.js";
 import { LeaseLostError, RunLeases } from "./run-leases.js";
@@ -56,8 +58,6 @@ import {
   settleOutput,
 } from "./tool-invoker.js";
 import { failMarker, isFailMarker, isSuspendMarker, suspendMarker } from "./tool-results.js";
-
-const RESERVED_TOOL_NAME = /^(pai[._-]|__)/i;
 
 /** One agent as registered in an engine, with its registry id. */
 export type RegisteredAgent = { id: string; definition: RuntimeAgentDefinition };
@@ -1357,67 +1357,10 @@ export class Engine {
 
   /** Validates a request's frontend-defined client tools (spec 03). */
   validateClientTools(agentId: string, tools: ClientToolSnapshot[] | undefined): ClientToolSnapshot[] {
-    if (!tools || tools.length === 0) return [];
-    const agent = this.agent(agentId).definition;
-    const limit = this.#options.maxClientToolsBytes ?? 64 * 1024;
-    let serialized: string;
-    try {
-      serialized = JSON.stringify(normalizeJson(tools, "Client tools"));
-    } catch (error) {
-      throw new PaiError(
-        "INVALID_INPUT",
-        `Client tool definitions must be serializable: ${getErrorMessage(error)}`,
-      );
-    }
-    if (new TextEncoder().encode(serialized).length > limit) {
-      throw new PaiError(
-        "PAYLOAD_TOO_LARGE",
-        `The client tool snapshot is larger than ${limit} bytes. Send fewer or smaller client tool definitions.`,
-      );
-    }
-    const seen = new Set<string>();
-    for (const tool of tools) {
-      if (typeof tool?.name !== "string" || !/^[A-Za-z0-9_.-]{1,64}$/.test(tool.name)) {
-        throw new PaiError(
-          "INVALID_INPUT",
-          `Client tool name ${JSON.stringify(tool?.name)} is invalid: use 1-64 letters, digits, "_", "-" or ".".`,
-        );
-      }
-      if (RESERVED_TOOL_NAME.test(tool.name)) {
-        throw new PaiError(
-          "INVALID_INPUT",
-          `Client tool name "${tool.name}" is reserved. Choose another name.`,
-        );
-      }
-      if (agent.tools[tool.name]) {
-        throw new PaiError(
-          "INVALID_INPUT",
-          `Client tool "${tool.name}" conflicts with a backend tool of the same name. Rename the client tool.`,
-        );
-      }
-      if (seen.has(tool.name))
-        throw new PaiError("INVALID_INPUT", `Client tool "${tool.name}" is declared twice.`);
-      seen.add(tool.name);
-      if (typeof tool.description !== "string") {
-        throw new PaiError("INVALID_INPUT", `Client tool "${tool.name}" needs a string description.`);
-      }
-      for (const key of ["inputSchema", "outputSchema"] as const) {
-        const schema = tool[key];
-        if (key === "outputSchema" && schema === undefined) continue;
-        if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
-          throw new PaiError(
-            "INVALID_INPUT",
-            `Client tool "${tool.name}" ${key} must be a JSON Schema object.`,
-          );
-        }
-      }
-    }
-    return tools.map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      inputSchema: tool.inputSchema,
-      ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
-    }));
+    return validateClientToolSnapshot(tools, {
+      backendTools: this.agent(agentId).definition.tools,
+      maxBytes: this.#options.maxClientToolsBytes ?? 64 * 1024,
+    });
   }
 
   /** Cancels the thread's active run (if any); pending work becomes model-visible cancellations. */
@@ -1828,14 +1771,6 @@ function applyAll(snapshot: ThreadSnapshot, transition: Transition): ThreadSnaps
   return transition.events.reduce(applyThreadEvent, snapshot);
 }
 
-function matchesKind(action: ActionRow, kind: "submit" | "cancel" | "fail"): boolean {
-  return (
-    (kind === "submit" && action.state === "submitted") ||
-    (kind === "cancel" && action.state === "cancelled") ||
-    (kind === "fail" && action.state === "failed")
-  );
-}
-
 function toJsonOrNull(value: unknown): JsonValue | null {
   if (value === undefined) return null;
   try {
@@ -1851,50 +1786,6 @@ function safeJson(value: unknown): JsonValue | undefined {
     return normalizeJson(value);
   } catch {
     return null;
-  }
-}
-
-/** The reference a tool receives on resume, and clients use to answer. */
-export function actionRef(action: ActionRow) {
-  return {
-    kind: "tool" as const,
-    threadId: action.threadId,
-    toolName: action.toolName,
-    ...(action.suspendName ? { suspendName: action.suspendName } : {}),
-    messageId: action.messageId,
-    toolCallId: action.toolCallId,
-    runId: action.runId,
-    actionId: action.actionId,
-    name: action.name,
-  };
-}
-
-/** `ctx.suspendHistory` entries: the suspend input, resolution status and payload. */
-function toSuspendHistoryItem(action: ActionRow) {
-  const base = {
-    name: action.suspendName ?? action.name,
-    suspendedAt: action.createdAt,
-    input: action.input,
-  };
-  switch (action.state) {
-    case "submitted":
-      return { ...base, status: "submitted" as const, resumedAt: action.resolvedAt, resume: action.resume };
-    case "cancelled":
-      return {
-        ...base,
-        status: "cancelled" as const,
-        resolvedAt: action.resolvedAt,
-        ...(action.reason ? { cancel: { reason: action.reason } } : {}),
-      };
-    case "failed":
-      return {
-        ...base,
-        status: "failed" as const,
-        resolvedAt: action.resolvedAt,
-        fail: { message: action.reason ?? "" },
-      };
-    default:
-      return { ...base, status: "pending" as const };
   }
 }
 
