@@ -32,7 +32,7 @@ export default defineConfig({
       include: ["**/*.test-d.ts", "react/test/**/*.test-d.tsx"],
       tsconfig: "./tsconfig.json",
     },
-    testTimeout: 30_000,
+    testTimeout: 120_000,
     hookTimeout: 60_000,
   },
 });

@@ -22,7 +22,7 @@ async function start(service: FakePaiService, options: Parameters<typeof startHo
   return host;
 }
 
-function waitFor(thread: ThreadClient, predicate: (state: PaiThreadState) => boolean, ms = 20_000) {
+function waitFor(thread: ThreadClient, predicate: (state: PaiThreadState) => boolean, ms = 45_000) {
   return new Promise<PaiThreadState>((resolve, reject) => {
     if (predicate(thread.getState())) return resolve(thread.getState());
     const timer = setTimeout(() => {

@@ -89,7 +89,7 @@ async function start() {
   return { runtime, host, service: runtime.pai.service };
 }
 
-function waitFor(thread: ThreadClient, predicate: (state: PaiThreadState) => boolean, ms = 20_000) {
+function waitFor(thread: ThreadClient, predicate: (state: PaiThreadState) => boolean, ms = 45_000) {
   return new Promise<PaiThreadState>((resolve, reject) => {
     if (predicate(thread.getState())) return resolve(thread.getState());
     const timer = setTimeout(() => {
@@ -397,7 +397,8 @@ describe("transport-trpc with the real runtime", () => {
     } as const;
     // Random values, and near-valid objects that reuse the real ids with random other fields.
     const noise = fc.oneof(
-      fc.anything({ maxDepth: 3 }),
+      // superjson (the host's transformer) refuses `__proto__` keys on the client before any request is made.
+      fc.anything({ maxDepth: 3, key: fc.string().filter((key) => key !== "__proto__") }),
       fc.string(),
       fc.constant(undefined),
       fc.constant(null),
