@@ -21,6 +21,12 @@ export function countingStorage(inner: StorageV1): {
     counters.calls++;
     counters.byMethod[method] = (counters.byMethod[method] ?? 0) + 1;
   };
+  const counted =
+    <TInput, TResult>(method: string, call: (input: TInput) => TResult) =>
+    (input: TInput): TResult => {
+      count(method);
+      return call(input);
+    };
   const storage: StorageV1 = {
     specificationVersion: "v1",
     name: `counting(${inner.name})`,
@@ -31,14 +37,14 @@ export function countingStorage(inner: StorageV1): {
       counters.bytesWritten += Buffer.byteLength(JSON.stringify(input.events));
       return inner.commit(input);
     },
-    loadThread: (input) => (count("loadThread"), inner.loadThread(input)),
-    listThreads: (input) => (count("listThreads"), inner.listThreads(input)),
-    readEvents: (input) => (count("readEvents"), inner.readEvents(input)),
-    getAction: (input) => (count("getAction"), inner.getAction(input)),
-    listActions: (input) => (count("listActions"), inner.listActions(input)),
-    acquireRunLease: (input) => (count("acquireRunLease"), inner.acquireRunLease(input)),
-    releaseRunLease: (input) => (count("releaseRunLease"), inner.releaseRunLease(input)),
-    listRecoverableRuns: (input) => (count("listRecoverableRuns"), inner.listRecoverableRuns(input)),
+    loadThread: counted("loadThread", (input) => inner.loadThread(input)),
+    listThreads: counted("listThreads", (input) => inner.listThreads(input)),
+    readEvents: counted("readEvents", (input) => inner.readEvents(input)),
+    getAction: counted("getAction", (input) => inner.getAction(input)),
+    listActions: counted("listActions", (input) => inner.listActions(input)),
+    acquireRunLease: counted("acquireRunLease", (input) => inner.acquireRunLease(input)),
+    releaseRunLease: counted("releaseRunLease", (input) => inner.releaseRunLease(input)),
+    listRecoverableRuns: counted("listRecoverableRuns", (input) => inner.listRecoverableRuns(input)),
     ...(inner.close ? { close: () => inner.close!() } : {}),
   };
   return {
