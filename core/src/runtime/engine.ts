@@ -408,6 +408,7 @@ export class Engine {
           return setRunStatus(state, { runId, status: "waiting", now });
         });
         this.capabilities.threadIdle(snapshot.thread.scopeKey, threadId);
+        this.#forgetRun(runId);
         return;
       }
       const maxSteps = agentEntry.definition.maxSteps ?? this.#options.maxSteps ?? 20;
@@ -424,13 +425,18 @@ export class Engine {
         step: run.step + 1,
       };
       this.#emit({ type: "step-start", ...stepIds });
+      let finished: ThreadSnapshot | null;
       try {
-        await this.#modelStep(snapshot, run, agentEntry, request);
+        ({ finished } = await this.#modelStep(snapshot, run, agentEntry, request));
       } catch (error) {
         this.#emit({ type: "step-end", ...stepIds, error });
         throw error;
       }
       this.#emit({ type: "step-end", ...stepIds });
+      if (finished) {
+        await this.#afterRunEnded(finished, runId, "completed", null);
+        return;
+      }
       if (driver.again) driver.again = false;
     }
   }
@@ -454,20 +460,34 @@ export class Engine {
       finished = true;
       return setRunStatus(state, { runId, status, error, now });
     });
-    this.#aborts.delete(runId);
-    if (finished) {
-      this.#emit({
-        type: "run-end",
-        threadId,
-        runId,
-        agentId: result.snapshot.thread.agentId,
-        scopeKey: result.snapshot.thread.scopeKey,
-        status,
-        ...(error !== null ? { error } : {}),
-      });
+    if (finished) await this.#afterRunEnded(result.snapshot, runId, status, error);
+    else {
+      this.#aborts.delete(runId);
+      this.capabilities.threadIdle(result.snapshot.thread.scopeKey, threadId);
+      await this.#startQueued(result.snapshot);
     }
-    this.capabilities.threadIdle(result.snapshot.thread.scopeKey, threadId);
-    await this.#startQueued(result.snapshot);
+  }
+
+  /** What follows a committed run end: observers, capability release, and the next queued run. */
+  async #afterRunEnded(
+    snapshot: ThreadSnapshot,
+    runId: string,
+    status: "completed" | "failed",
+    error: string | null,
+  ): Promise<void> {
+    const threadId = snapshot.thread.threadId;
+    this.#forgetRun(runId);
+    this.#emit({
+      type: "run-end",
+      threadId,
+      runId,
+      agentId: snapshot.thread.agentId,
+      scopeKey: snapshot.thread.scopeKey,
+      status,
+      ...(error !== null ? { error } : {}),
+    });
+    this.capabilities.threadIdle(snapshot.thread.scopeKey, threadId);
+    await this.#startQueued(snapshot);
   }
 
   async #failRun(threadId: string, runId: string, error: unknown): Promise<void> {
@@ -570,7 +590,7 @@ export class Engine {
     run: RunRow,
     agentEntry: RegisteredAgent,
     request: RequestContext,
-  ): Promise<void> {
+  ): Promise<{ finished: ThreadSnapshot | null }> {
     const agent = agentEntry.definition;
     const threadId = snapshot.thread.threadId;
     const model: LanguageModel | undefined = agent.model ?? this.#options.model;
@@ -769,10 +789,14 @@ export class Engine {
 
     const inflight = this.#inflightFor(run.runId);
     for (const call of toExecute) inflight.add(call.toolCallId);
+    const finalStep = !parts.some((part) => isStoredToolPart(part as { type: string }));
+    let committed: { snapshot: ThreadSnapshot } | undefined;
     try {
       await this.#runLeases.assert(run.runId);
-      await this.store.transact(threadId, (state, at) =>
-        commitStep(state, {
+      // A step without tool calls is the run's last: it is committed together with the run's
+      // completion, saving a storage round trip per run.
+      committed = await this.store.transact(threadId, (state, at) => {
+        const step = commitStep(state, {
           runId: run.runId,
           messageId,
           parts,
@@ -780,8 +804,16 @@ export class Engine {
           settled,
           now: at,
           expectedStep: run.step,
-        }),
-      );
+        });
+        if (!step.ok || !finalStep) return step;
+        const done = setRunStatus(step.events.reduce(applyThreadEvent, state), {
+          runId: run.runId,
+          status: "completed",
+          now: at,
+        });
+        if (!done.ok) return done;
+        return { ok: true, events: [...step.events, ...done.events] };
+      });
     } catch (error) {
       for (const call of toExecute) inflight.delete(call.toolCallId);
       throw error;
@@ -811,6 +843,21 @@ export class Engine {
         }),
       ),
     );
+    const finished = finalStep
+      ? committed?.snapshot.runs.find((candidate) => candidate.runId === run.runId)
+      : undefined;
+    return { finished: finished?.status === "completed" && committed ? committed.snapshot : null };
+  }
+
+  /**
+   * Drops per-run bookkeeping once a run parks or ends, so a waiting run costs this process
+   * nothing (a resumed run gets fresh bookkeeping). Kept while calls are still in flight.
+   */
+  #forgetRun(runId: string): void {
+    const inflight = this.#inflight.get(runId);
+    if (inflight && inflight.size > 0) return;
+    this.#inflight.delete(runId);
+    this.#aborts.delete(runId);
   }
 
   #inflightFor(runId: string): Set<string> {
