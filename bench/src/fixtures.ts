@@ -48,11 +48,15 @@ export const benchAgent = {
  * result answers with text. Stateless, so any number of runs can share it.
  */
 export function turnModel(toolName: "add" | "approve") {
-  return scriptedModel((call) => {
-    const last = call.prompt.at(-1);
-    if (last?.role === "tool") return { text: "done" };
-    return {
-      toolCalls: [{ toolName, input: toolName === "add" ? { a: 1, b: 2 } : { summary: "ship it" } }],
-    };
-  });
+  return scriptedModel(
+    (call) => {
+      const last = call.prompt.at(-1);
+      if (last?.role === "tool") return { text: "done" };
+      return {
+        toolCalls: [{ toolName, input: toolName === "add" ? { a: 1, b: 2 } : { summary: "ship it" } }],
+      };
+    },
+    // The benchmark makes tens of thousands of calls; recording them would be measured as runtime memory.
+    { recordCalls: false },
+  );
 }

@@ -358,10 +358,14 @@ async function main() {
     }
   }
   log(`# PAI benchmark (${new Date().toISOString()}, Node ${process.version})`);
-  await benchTwoStep(engines);
-  await benchSuspendResume(engines);
-  await benchRoundTrips(engines);
-  await benchGrowth(engines);
+  // PAI_BENCH_ONLY=parked runs just the parked-threads table (quick memory checks).
+  const only = process.env.PAI_BENCH_ONLY;
+  if (!only) {
+    await benchTwoStep(engines);
+    await benchSuspendResume(engines);
+    await benchRoundTrips(engines);
+    await benchGrowth(engines);
+  }
 
   log();
   log("### Parked threads (each waiting on a pending action)");
@@ -378,7 +382,7 @@ async function main() {
   results.parked = parked;
 
   const postgres = engines.find((engine) => engine.name === "postgres");
-  if (postgres) {
+  if (postgres && !only) {
     log();
     log("### Throughput: concurrent two-step runs to completion");
     log("| engine   | concurrency | runs/second |");

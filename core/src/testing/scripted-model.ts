@@ -27,7 +27,10 @@ export type ScriptedModel = LanguageModelV4 & {
  */
 export function scriptedModel(
   script: ScriptedStep[] | ((call: LanguageModelV4CallOptions, index: number) => ScriptedStep),
-  options: { modelId?: string } = {},
+  options: {
+    modelId?: string /** Keep every call's options in `calls` (default true; long benchmarks turn it off). */;
+    recordCalls?: boolean;
+  } = {},
 ): ScriptedModel {
   const calls: LanguageModelV4CallOptions[] = [];
   const steps = Array.isArray(script) ? [...script] : null;
@@ -96,7 +99,7 @@ export function scriptedModel(
       return steps ? steps.length : Number.POSITIVE_INFINITY;
     },
     async doGenerate(call: LanguageModelV4CallOptions) {
-      calls.push(call);
+      if (options.recordCalls !== false) calls.push(call);
       const parts = toParts(next(call));
       const failure = parts.find((part) => part.type === "error");
       if (failure) throw (failure as { error: unknown }).error;
@@ -116,7 +119,7 @@ export function scriptedModel(
       return { content, finishReason: finish.finishReason, usage: finish.usage, warnings: [] } as never;
     },
     async doStream(call: LanguageModelV4CallOptions) {
-      calls.push(call);
+      if (options.recordCalls !== false) calls.push(call);
       const parts = toParts(next(call));
       return {
         stream: new ReadableStream<LanguageModelV4StreamPart>({
