@@ -19,7 +19,7 @@ import type { Scope } from "../service/identity.js";
 import type { ThreadEvent } from "../state/events.js";
 import type { ActionRow, ClientToolSnapshot, MessageRow, RunRow, ToolDataRow } from "../state/rows.js";
 import { applyThreadEvent, type ThreadSnapshot } from "../state/snapshot.js";
-import { findToolPart, isStoredToolPart, type StoredToolPart, toolNameOfPart } from "../state/tool-parts.js";
+import { findToolPart, isStoredToolPart } from "../state/tool-parts.js";
 import {
   activeRun,
   analyzeRun,
@@ -263,65 +263,85 @@ export class Engine {
     clientData: JsonValue | null;
     queueIfBusy: boolean;
     cancelPending?: boolean;
+    /** The thread as the caller just read it (saves a second read). */
+    snapshot?: ThreadSnapshot;
   }): Promise<{ runId: string; version: number; queued: boolean }> {
+    // Held across the commit so the snapshot it produces stays cached for the driver.
+    const release = this.store.hold(input.threadId);
+    try {
+      return await this.#startOrQueue(input);
+    } finally {
+      release();
+    }
+  }
+
+  async #startOrQueue(
+    input: Parameters<Engine["startOrQueueRun"]>[0],
+  ): Promise<{ runId: string; version: number; queued: boolean }> {
     const runId = this.generateId();
     let queued = false;
-    const result = await this.store.transact(input.threadId, (snapshot, now) => {
-      const events: Transition[] = [];
-      let state = snapshot;
-      const current = activeRun(state);
-      queued = false;
-      if (current) {
-        const pending = pendingActions(state, current.runId);
-        if (input.cancelPending && current.status === "waiting") {
-          const cancelled = cancelRun(state, {
-            runId: current.runId,
-            reason: "the user sent a new message",
-            now,
-          });
-          if (!cancelled.ok) return cancelled;
-          events.push(cancelled);
-          state = applyAll(state, cancelled);
-        } else if (input.queueIfBusy) {
-          queued = true;
-        } else if (pending.length > 0) {
-          return {
-            ok: false,
-            code: "CONFLICT",
-            message: `Thread ${input.threadId} has pending actions (${pending.map((action) => `${action.name} [${action.actionId}]`).join(", ")}). Answer them with submit, cancel or fail, or send again with cancelPending: true.`,
-          };
-        } else {
-          return {
-            ok: false,
-            code: "CONFLICT",
-            message: `Thread ${input.threadId} is busy with run ${current.runId}. Wait for it to finish or cancel it first.`,
-          };
+    const result = await this.store.transact(
+      input.threadId,
+      (snapshot, now) => {
+        const events: Transition[] = [];
+        let state = snapshot;
+        const current = activeRun(state);
+        queued = false;
+        if (current) {
+          const pending = pendingActions(state, current.runId);
+          if (input.cancelPending && current.status === "waiting") {
+            const cancelled = cancelRun(state, {
+              runId: current.runId,
+              reason: "the user sent a new message",
+              now,
+            });
+            if (!cancelled.ok) return cancelled;
+            events.push(cancelled);
+            state = applyAll(state, cancelled);
+          } else if (input.queueIfBusy) {
+            queued = true;
+          } else if (pending.length > 0) {
+            return {
+              ok: false,
+              code: "CONFLICT",
+              message: `Thread ${input.threadId} has pending actions (${pending.map((action) => `${action.name} [${action.actionId}]`).join(", ")}). Answer them with submit, cancel or fail, or send again with cancelPending: true.`,
+            };
+          } else {
+            return {
+              ok: false,
+              code: "CONFLICT",
+              message: `Thread ${input.threadId} is busy with run ${current.runId}. Wait for it to finish or cancel it first.`,
+            };
+          }
         }
-      }
-      if (!queued && snapshot.runs.some((run) => run.status === "queued")) queued = true;
-      const run: RunRow = {
-        threadId: input.threadId,
-        runId,
-        status: queued ? "queued" : "running",
-        trigger: input.trigger,
-        step: 0,
-        messageId: null,
-        clientTools: input.clientTools,
-        clientData: input.clientData,
-        identity: toJsonOrNull(input.identity),
-        error: null,
-        createdAt: now,
-        updatedAt: now,
-        finishedAt: null,
-      };
-      const message = input.message ? { ...input.message, position: nextMessagePosition(state) } : undefined;
-      // A queued run's message waits in the run row: the active run's model must not see it yet.
-      if (queued && message) run.queuedMessage = message;
-      const started = startRun(state, { run, ...(message && !queued ? { message } : {}), now });
-      if (!started.ok) return started;
-      events.push(started);
-      return { ok: true, events: events.flatMap((transition) => (transition.ok ? transition.events : [])) };
-    });
+        if (!queued && snapshot.runs.some((run) => run.status === "queued")) queued = true;
+        const run: RunRow = {
+          threadId: input.threadId,
+          runId,
+          status: queued ? "queued" : "running",
+          trigger: input.trigger,
+          step: 0,
+          messageId: null,
+          clientTools: input.clientTools,
+          clientData: input.clientData,
+          identity: toJsonOrNull(input.identity),
+          error: null,
+          createdAt: now,
+          updatedAt: now,
+          finishedAt: null,
+        };
+        const message = input.message
+          ? { ...input.message, position: nextMessagePosition(state) }
+          : undefined;
+        // A queued run's message waits in the run row: the active run's model must not see it yet.
+        if (queued && message) run.queuedMessage = message;
+        const started = startRun(state, { run, ...(message && !queued ? { message } : {}), now });
+        if (!started.ok) return started;
+        events.push(started);
+        return { ok: true, events: events.flatMap((transition) => (transition.ok ? transition.events : [])) };
+      },
+      input.snapshot ? { fresh: input.snapshot } : {},
+    );
     if (!queued) {
       this.#emit({
         type: "run-start",
@@ -554,7 +574,6 @@ export class Engine {
   // ---------------------------------------------------------------- model step
 
   async #prepareTools(
-    snapshot: ThreadSnapshot,
     run: RunRow,
     agent: RuntimeAgentDefinition,
     request: RequestContext,
@@ -581,7 +600,6 @@ export class Engine {
         inputSchema: jsonSchema(clientTool.inputSchema as never),
       } as ToolSet[string];
     }
-    void snapshot;
     return { modelTools, historyTools };
   }
 
@@ -600,14 +618,14 @@ export class Engine {
         `Agent "${agentEntry.id}" has no model. Set defineAgent({ model }) or createAgentRuntime({ model }).`,
       );
     }
-    const { modelTools, historyTools } = await this.#prepareTools(snapshot, run, agent, request);
+    const { modelTools, historyTools } = await this.#prepareTools(run, agent, request);
     const args = await request.resolverArgs();
     const instructions =
       typeof agent.instructions === "function" ? await agent.instructions(args) : agent.instructions;
     let messages: ModelMessage[];
     try {
       messages = await convertToModelMessages(
-        snapshot.messages.map((row) => stripForModel(row.message)),
+        snapshot.messages.map((row) => row.message),
         { tools: historyTools },
       );
     } catch (error) {
@@ -1495,8 +1513,10 @@ export class Engine {
     idempotencyKey?: string | null;
     clientTools?: ClientToolSnapshot[];
     clientData?: JsonValue | null;
+    /** The thread as the caller just read it (saves a second read). */
+    snapshot?: ThreadSnapshot;
   }): Promise<{ action: ActionRow; version: number }> {
-    const snapshot = await this.store.require(input.threadId);
+    const snapshot = input.snapshot ?? (await this.store.require(input.threadId));
     const action = snapshot.actions.find((candidate) => candidate.actionId === input.actionId);
     if (!action) throw new PaiError("NOT_FOUND", `No action ${input.actionId} in thread ${input.threadId}.`);
     if (action.state !== "pending") {
@@ -1649,27 +1669,31 @@ export class Engine {
     // Claimed before the commit so a concurrent driver never mistakes the call for a crash leftover.
     if (reenters) this.#inflightFor(run.runId).add(action.toolCallId);
     const result = await this.store
-      .transact(input.threadId, (state, now) => {
-        const resolved = resolveAction(state, {
-          actionId: input.actionId,
-          resolution,
-          idempotencyKey: input.idempotencyKey ?? null,
-          now,
-        });
-        if (!resolved.ok || !clientTools) return resolved;
-        const current = state.runs.find((candidate) => candidate.runId === action.runId);
-        if (!current) return resolved;
-        return {
-          ok: true,
-          events: [
-            ...resolved.events.map((event) =>
-              event.type === "run-upserted" && event.run.runId === current.runId
-                ? { ...event, run: { ...event.run, clientTools, identity: toJsonOrNull(input.identity) } }
-                : event,
-            ),
-          ],
-        };
-      })
+      .transact(
+        input.threadId,
+        (state, now) => {
+          const resolved = resolveAction(state, {
+            actionId: input.actionId,
+            resolution,
+            idempotencyKey: input.idempotencyKey ?? null,
+            now,
+          });
+          if (!resolved.ok || !clientTools) return resolved;
+          const current = state.runs.find((candidate) => candidate.runId === action.runId);
+          if (!current) return resolved;
+          return {
+            ok: true,
+            events: [
+              ...resolved.events.map((event) =>
+                event.type === "run-upserted" && event.run.runId === current.runId
+                  ? { ...event, run: { ...event.run, clientTools, identity: toJsonOrNull(input.identity) } }
+                  : event,
+              ),
+            ],
+          };
+        },
+        { fresh: snapshot },
+      )
       .catch((error: unknown) => {
         if (reenters) this.#inflightFor(run.runId).delete(action.toolCallId);
         throw error;
@@ -1835,10 +1859,3 @@ function safeJson(value: unknown): JsonValue | undefined {
     return null;
   }
 }
-
-/** Model history uses native parts only; PAI sidecars never reach the model. */
-function stripForModel(message: MessageRow["message"]) {
-  return message;
-}
-
-export { toolNameOfPart };

@@ -92,11 +92,16 @@ export class ThreadStore {
   async transact(
     threadId: string,
     decide: (snapshot: ThreadSnapshot, now: string) => Transition,
-    options: { create?: boolean } = {},
+    options: {
+      create?: boolean;
+      /** A snapshot the caller just read; used instead of a second read (a conflict still reloads). */
+      fresh?: ThreadSnapshot;
+    } = {},
   ): Promise<TransactResult> {
     return this.#mutex.run(threadId, async () => {
       for (let attempt = 0; attempt < MAX_CONFLICT_RETRIES; attempt++) {
-        const cached = attempt === 0 && !options.create ? this.#cache.get(threadId) : undefined;
+        const cached =
+          attempt === 0 && !options.create ? (this.#cache.get(threadId) ?? options.fresh) : undefined;
         const snapshot = options.create ? null : (cached ?? (await this.require(threadId)));
         const now = this.now();
         const base = snapshot ?? emptySnapshot(threadId, now);

@@ -109,6 +109,7 @@ export function createService(
         const tools = engine.validateClientTools(snapshot.thread.agentId, clientTools);
         const row = engine.userMessage(snapshot.thread.threadId, message as never);
         const result = await engine.startOrQueueRun({
+          snapshot,
           threadId: snapshot.thread.threadId,
           identity,
           scope,
@@ -147,6 +148,7 @@ export function createService(
           ? engine.validateClientTools(snapshot.thread.agentId, clientTools)
           : undefined;
         return engine.resolve({
+          snapshot,
           threadId: snapshot.thread.threadId,
           actionId: requireString(actionId, "actionId"),
           identity,
@@ -161,6 +163,7 @@ export function createService(
       async cancel({ identity, threadId, actionId, reason, idempotencyKey }) {
         const { snapshot, scope } = await ownThread(identity, threadId);
         return engine.resolve({
+          snapshot,
           threadId: snapshot.thread.threadId,
           actionId: requireString(actionId, "actionId"),
           identity,
@@ -173,6 +176,7 @@ export function createService(
       async fail({ identity, threadId, actionId, error, idempotencyKey }) {
         const { snapshot, scope } = await ownThread(identity, threadId);
         return engine.resolve({
+          snapshot,
           threadId: snapshot.thread.threadId,
           actionId: requireString(actionId, "actionId"),
           identity,
