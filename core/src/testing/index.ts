@@ -13,6 +13,8 @@ export {
   makeThreadRow,
   makeToolDataRow,
 } from "./rows.js";
+export type { RunToolOptions, RunToolResult } from "./run-tool.js";
+export { runTool } from "./run-tool.js";
 export type { ScriptedModel, ScriptedStep } from "./scripted-model.js";
 // Test runtime and scripted model (lead)
 export { scriptedModel } from "./scripted-model.js";
