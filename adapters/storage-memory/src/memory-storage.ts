@@ -16,6 +16,7 @@ import type {
   ToolDataRow,
 } from "@pai/core";
 import { PaiError } from "@pai/core";
+import { copyRows } from "./copy-rows.js";
 
 export type MemoryStorageOptions = {
   /** Shown in error messages; defaults to `"memory"`. */
@@ -39,8 +40,8 @@ const RECOVERABLE: ReadonlySet<RunRow["status"]> = new Set(["running", "queued"]
 
 /**
  * A `StorageV1` kept in this process's memory: for tests, the playground and single-process
- * apps that can lose state on restart. Every row is copied with `structuredClone` on the way
- * in and out, so callers can never mutate stored state, and a commit validates everything
+ * apps that can lose state on restart. Every row is deep-copied on the way in and out
+ * (`copyRows`), so callers can never mutate stored state, and a commit validates everything
  * before it writes anything.
  *
  * @example
@@ -95,7 +96,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageV1 {
   };
 
   const snapshotOf = (record: ThreadRecord): ThreadSnapshot =>
-    structuredClone({
+    copyRows({
       thread: record.thread,
       messages: [...record.messages.values()].sort((a, b) => a.position - b.position),
       // Array#sort is stable, so equal timestamps keep insertion order.
@@ -122,7 +123,7 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageV1 {
       // Validation is done; from here on nothing throws and nothing awaits, so the commit is atomic.
       // Stored rows may share objects with the logged events: neither is mutated in place and
       // every read hands out a copy.
-      const events = structuredClone(input.events);
+      const events = copyRows(input.events);
       const version = input.expectedVersion + 1;
       const record = existing ?? emptyRecord(events);
       for (const event of events) applyEvent(record, event);
@@ -156,12 +157,12 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageV1 {
     async readEvents({ threadId, afterVersion, limit }) {
       if (limit !== undefined) checkLimit(limit, "readEvents");
       const selected = (threads.get(threadId)?.events ?? []).filter((batch) => batch.version > afterVersion);
-      return structuredClone(limit === undefined ? selected : selected.slice(0, limit));
+      return copyRows(limit === undefined ? selected : selected.slice(0, limit));
     },
 
     async getAction({ threadId, actionId }) {
       const action = threads.get(threadId)?.actions.get(actionId);
-      return action ? structuredClone(action) : null;
+      return action ? copyRows(action) : null;
     },
 
     async listActions(input: ListActionsInput) {
@@ -311,7 +312,7 @@ function page<T>(rows: T[], start: number, limit: number, keyOf: (row: T) => Rec
   const hasMore = from + limit < rows.length;
   const last = slice[slice.length - 1];
   return {
-    items: structuredClone(slice),
+    items: copyRows(slice),
     nextCursor:
       hasMore && last !== undefined ? Buffer.from(JSON.stringify(keyOf(last))).toString("base64url") : null,
   };
