@@ -17,6 +17,7 @@ import {
 import { type Expression, type Kysely, sql, type Transaction } from "kysely";
 import { type CommitPlan, planCommit } from "./commit-plan.js";
 import { type DialectFamily, detectDialectFamily } from "./dialect-family.js";
+import { type CommitNotification, postgresCommit, postgresLoadThread } from "./postgres-statements.js";
 import { type DbRow, decodeCursor, encodeCursor, RowCodec } from "./row-codec.js";
 import { DEFAULT_TABLE_PREFIX, type TableNames, tableNames } from "./table-names.js";
 
@@ -25,7 +26,11 @@ export type KyselyStorageOptions = {
   db: Kysely<any>;
   /** Prefix of every PAI table (default `pai_`); the same one `migrateToLatest` used. */
   tablePrefix?: string;
-  /** When set, every successful commit publishes `thread-advanced` on it (best effort). */
+  /**
+   * When set, every successful commit publishes `thread-advanced` on it. A `postgresNotifier`
+   * on the same database is notified by the commit statement itself (atomically, no extra
+   * round trip); any other notifier is published to after the commit (best effort).
+   */
   notifier?: NotifierV1;
   /** Overrides dialect detection for third-party Kysely dialects. */
   dialect?: DialectFamily;
@@ -107,6 +112,12 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
     sharedAcrossProcesses: !singleProcess,
     listenNotify: family === "postgres" && !singleProcess,
   };
+
+  const commitChannel = (notifier as { commitChannel?: unknown } | undefined)?.commitChannel;
+  const inStatementNotification: CommitNotification | null =
+    family === "postgres" && !singleProcess && typeof commitChannel === "string"
+      ? { channel: commitChannel }
+      : null;
 
   const excluded = (column: string): Expression<unknown> =>
     family === "mysql" ? sql`values(${sql.ref(column)})` : sql.ref(`excluded.${column}`);
@@ -260,6 +271,12 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
       const result = await guarded(`Commit of thread "${input.threadId}"`, async () => {
         for (let attempt = 1; ; attempt++) {
           try {
+            if (family === "postgres") {
+              const { version } = await postgresCommit(db, t, codec, input, plan, inStatementNotification);
+              if (version !== null) return { ok: true, version } as const;
+              // The guard matched nothing: read the version as it is now (the rare path).
+              throw new CommitConflict(await currentVersion(db, input.threadId));
+            }
             const version = await db.transaction().execute((trx) => writeCommit(trx, input, plan));
             return { ok: true, version } as const;
           } catch (error) {
@@ -271,7 +288,7 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
           }
         }
       });
-      if (result.ok && notifier) {
+      if (result.ok && notifier && !inStatementNotification) {
         // Delivery is best effort by contract: watchers re-read committed events by version.
         notifier
           .publish({ type: "thread-advanced", threadId: input.threadId, version: result.version })
@@ -282,9 +299,9 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
 
     async loadThread({ threadId }): Promise<ThreadSnapshot | null> {
       return guarded(`Loading thread "${threadId}"`, async () => {
-        let transaction = db.transaction();
+        if (family === "postgres") return postgresLoadThread(db, t, codec, threadId);
         // One consistent snapshot across the five reads; MySQL's default is already repeatable read.
-        if (family === "postgres") transaction = transaction.setIsolationLevel("repeatable read");
+        let transaction = db.transaction();
         if (family !== "mysql") transaction = transaction.setAccessMode("read only");
         return transaction.execute(async (trx: Transaction<any>) => {
           const thread = await trx

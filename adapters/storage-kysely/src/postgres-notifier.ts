@@ -17,6 +17,11 @@ export type PostgresNotifierOptions = {
 export type PostgresNotifier = NotifierV1 & {
   /** Resolves once the listening connection has run LISTEN (subscribing starts it). */
   ready(): Promise<void>;
+  /**
+   * The NOTIFY channel. `kyselyStorage` given this notifier calls `pg_notify` on it inside each
+   * commit statement, so the storage and the notifier must use the same database.
+   */
+  readonly commitChannel: string;
   close(): Promise<void>;
 };
 
@@ -139,6 +144,7 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
 
   return {
     specificationVersion: "v1",
+    commitChannel: channel,
 
     publish(message) {
       if (closed)

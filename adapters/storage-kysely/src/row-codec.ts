@@ -19,14 +19,21 @@ export type DbRow = Record<string, unknown>;
  * Values are written as JSON text on every engine; Postgres casts the text to jsonb.
  */
 export class RowCodec {
-  constructor(private readonly family: DialectFamily) {}
+  /**
+   * `inlineJson` keeps JSON columns as values, for rows that travel inside one JSON document
+   * (Postgres' `jsonb_to_recordset`) instead of as bound parameters.
+   */
+  constructor(
+    private readonly family: DialectFamily,
+    private readonly options: { inlineJson?: boolean } = {},
+  ) {}
 
-  json(value: JsonValue | unknown): string {
-    return JSON.stringify(value);
+  json(value: JsonValue | unknown): unknown {
+    return this.options.inlineJson ? value : JSON.stringify(value);
   }
 
-  nullableJson(value: JsonValue | null | undefined): string | null {
-    return value === null || value === undefined ? null : JSON.stringify(value);
+  nullableJson(value: JsonValue | null | undefined): unknown {
+    return value === null || value === undefined ? null : this.json(value);
   }
 
   parse<T>(value: unknown): T {

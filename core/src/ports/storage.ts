@@ -1,6 +1,7 @@
 import type { StoredThreadEvents, ThreadEvent } from "../state/events.js";
 import type { ActionRow, ActionState, ThreadRow } from "../state/rows.js";
 import type { ThreadSnapshot } from "../state/snapshot.js";
+import type { NotifierV1 } from "./notifier.js";
 
 /**
  * What a storage adapter can do natively. Core branches on these flags, never on `name`.
@@ -72,6 +73,12 @@ export interface StorageV1 {
   /** Appears in error messages only. */
   readonly name: string;
   readonly capabilities?: Partial<StorageCapabilities>;
+  /**
+   * A notifier this storage itself publishes `thread-advanced` on after every successful
+   * commit. A runtime without its own notifier uses this one, and does not publish commits
+   * a second time on it.
+   */
+  readonly notifier?: NotifierV1 | undefined;
 
   commit(input: StorageCommit): Promise<StorageCommitResult>;
 

@@ -89,7 +89,7 @@ export class Engine {
   constructor(agents: RegisteredAgent[], options: RuntimeOptions) {
     this.#options = options;
     this.#agents = new Map(agents.map((agent) => [agent.id, agent]));
-    this.notifier = options.notifier ?? createMemoryNotifier();
+    this.notifier = options.notifier ?? options.storage.notifier ?? createMemoryNotifier();
     this.files = options.files;
     this.generateId = options.generateId ?? (() => globalThis.crypto.randomUUID());
     this.instanceId = options.instanceId ?? `pai-${globalThis.crypto.randomUUID()}`;

@@ -20,7 +20,7 @@ export type RuntimeErrorReport = {
 /** Options shared by `createPai` and `createAgentRuntime`. */
 export type RuntimeOptions = {
   storage: StorageV1;
-  /** Cross-instance notifications; in-process by default. */
+  /** Cross-instance notifications; the storage's own notifier if it has one, else in-process. */
   notifier?: NotifierV1;
   files?: FilesV1;
   /** Bindings for capability tokens, keyed by capability id. */

@@ -127,9 +127,11 @@ export class ThreadStore {
           const committed = { threadId, version: result.version, events: transition.events, createdAt: now };
           const next = applyStoredEvents(base, committed);
           this.#remember(threadId, next);
-          void this.notifier
-            .publish({ type: "thread-advanced", threadId, version: result.version })
-            .catch(() => undefined);
+          if (this.storage.notifier !== this.notifier) {
+            void this.notifier
+              .publish({ type: "thread-advanced", threadId, version: result.version })
+              .catch(() => undefined);
+          }
           return { snapshot: next, version: result.version, events: transition.events };
         }
         this.#cache.delete(threadId);

@@ -59,6 +59,45 @@ function observedNotifier() {
 }
 
 describe("service", () => {
+  it("a runtime without a notifier uses the storage's own and publishes each commit exactly once", async () => {
+    const { memoryStorage } = await import("@pai/storage-memory");
+    const notifier = createMemoryNotifier();
+    const inner = memoryStorage();
+    const published: number[] = [];
+    const seen: number[] = [];
+    // A storage that announces its own commits, as kyselyStorage with a postgresNotifier does.
+    const storage: typeof inner = {
+      ...inner,
+      notifier,
+      async commit(input: Parameters<typeof inner.commit>[0]) {
+        const result = await inner.commit(input);
+        if (result.ok) {
+          published.push(result.version);
+          await notifier.publish({
+            type: "thread-advanced",
+            threadId: input.threadId,
+            version: result.version,
+          });
+        }
+        return result;
+      },
+    };
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { approve } }),
+      model: [callApprove],
+      storage,
+    });
+    expect(t.pai.engine.notifier).toBe(notifier);
+    const threadId = await t.createThread();
+    notifier.subscribe(threadId, (message) => {
+      if (message.type === "thread-advanced") seen.push(message.version);
+    });
+    await t.send(threadId, "ship it");
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen).toEqual(published.slice(1));
+    await t.close();
+  });
+
   it("a thread of another scope is NOT_FOUND for get, send, cancel, watch, submit, cancel and fail", async () => {
     const t = await createTestRuntime({ agent: defineAgent({ tools: { approve } }), model: [callApprove] });
     const threadId = await t.createThread();

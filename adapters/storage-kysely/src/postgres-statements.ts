@@ -1,0 +1,241 @@
+import type { StorageCommit, ThreadSnapshot } from "@pai/core";
+import { type Kysely, type RawBuilder, sql } from "kysely";
+import type { CommitPlan } from "./commit-plan.js";
+import { type DbRow, RowCodec } from "./row-codec.js";
+import type { TableNames } from "./table-names.js";
+
+/**
+ * Postgres does a whole commit, and a whole thread read, in ONE statement: every round trip
+ * to the server costs more than the work itself, and a commit is on the path of every step.
+ * Data-modifying CTEs run atomically in one snapshot; rows are shipped as one JSON document
+ * per table (`jsonb_to_recordset`), so the statement's shape does not depend on row counts.
+ */
+
+type Column = readonly [name: string, type: string];
+
+const messageColumns: Column[] = [
+  ["thread_id", "text"],
+  ["message_id", "text"],
+  ["position", "integer"],
+  ["role", "text"],
+  ["message", "jsonb"],
+  ["run_id", "text"],
+  ["created_at", "text"],
+  ["updated_at", "text"],
+];
+const runColumns: Column[] = [
+  ["thread_id", "text"],
+  ["run_id", "text"],
+  ["status", "text"],
+  ["row", "jsonb"],
+  ["created_at", "text"],
+  ["seq", "bigint"],
+];
+const actionColumns: Column[] = [
+  ["thread_id", "text"],
+  ["action_id", "text"],
+  ["scope_key", "text"],
+  ["state", "text"],
+  ["created_at", "text"],
+  ["episode", "integer"],
+  ["seq", "bigint"],
+  ["row", "jsonb"],
+];
+const toolDataColumns: Column[] = [
+  ["thread_id", "text"],
+  ["tool_call_id", "text"],
+  ["channel", "text"],
+  ["item_id", "text"],
+  ["value", "jsonb"],
+  ["updated_at", "text"],
+  ["seq", "bigint"],
+];
+
+/** Where commits announce themselves: `pg_notify(channel, payload)` inside the commit statement. */
+export type CommitNotification = { channel: string };
+
+const inline = new RowCodec("postgres", { inlineJson: true });
+
+export type PostgresCommitResult = { version: number | null };
+
+/**
+ * The upsert of one table as a CTE: inserts `rows` (decoded from one JSON parameter) only if
+ * the thread's version guard `t` matched, updating `update` columns and keeping `keepFirst`.
+ */
+function upsertCte(
+  name: string,
+  table: string,
+  columns: Column[],
+  rows: DbRow[],
+  keys: string[],
+  update: string[],
+  keepFirst: string[] = [],
+): RawBuilder<unknown> {
+  const names = sql.join(columns.map(([column]) => sql.ref(column)));
+  const recordType = sql.join(columns.map(([column, type]) => sql`${sql.ref(column)} ${sql.raw(type)}`));
+  const selected = sql.join(columns.map(([column]) => sql.ref(`x.${column}`)));
+  const set = sql.join([
+    ...update.map((column) => sql`${sql.ref(column)} = ${sql.ref(`excluded.${column}`)}`),
+    ...keepFirst.map(
+      (column) =>
+        sql`${sql.ref(column)} = coalesce(${sql.ref(`${table}.${column}`)}, ${sql.ref(`excluded.${column}`)})`,
+    ),
+  ]);
+  return sql`${sql.ref(name)} as (
+    insert into ${sql.table(table)} (${names})
+    select ${selected} from t, jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as x(${recordType})
+    on conflict (${sql.join(keys.map((key) => sql.ref(key)))}) do update set ${set}
+    returning 1
+  )`;
+}
+
+/**
+ * Writes a planned commit in one statement. Returns the new version, or `null` when the
+ * version guard did not match (nothing was written).
+ */
+export async function postgresCommit(
+  db: Kysely<any>,
+  t: TableNames,
+  codec: RowCodec,
+  input: StorageCommit,
+  plan: CommitPlan,
+  notification: CommitNotification | null,
+): Promise<PostgresCommitResult> {
+  const { threadId, expectedVersion, now } = input;
+  const version = expectedVersion + 1;
+  const seq = (index: number) => version * 1_000_000 + index;
+  const threadValues = plan.thread ? codec.threadColumns(plan.thread) : null;
+
+  let guard: RawBuilder<unknown>;
+  if (expectedVersion === 0) {
+    const values: DbRow = { thread_id: threadId, ...threadValues!, version, updated_at: now };
+    const columns = Object.keys(values);
+    guard = sql`t as (
+      insert into ${sql.table(t.threads)} (${sql.join(columns.map((column) => sql.ref(column)))})
+      values (${sql.join(
+        columns.map((column) =>
+          column === "metadata" ? sql`${values[column]}::jsonb` : sql`${values[column]}`,
+        ),
+      )})
+      on conflict (thread_id) do nothing
+      returning version
+    )`;
+  } else {
+    const assignments = [
+      ...Object.entries(threadValues ?? {}).map(([column, value]) =>
+        column === "metadata"
+          ? sql`${sql.ref(column)} = ${value}::jsonb`
+          : sql`${sql.ref(column)} = ${value}`,
+      ),
+      sql`version = ${version}`,
+      sql`updated_at = ${now}`,
+    ];
+    guard = sql`t as (
+      update ${sql.table(t.threads)} set ${sql.join(assignments)}
+      where thread_id = ${threadId} and version = ${expectedVersion}
+      returning version
+    )`;
+  }
+
+  const ctes: RawBuilder<unknown>[] = [guard];
+  if (plan.messages.length > 0) {
+    ctes.push(
+      upsertCte(
+        "m",
+        t.messages,
+        messageColumns,
+        plan.messages.map((message) => inline.messageColumns(message, threadId)),
+        ["thread_id", "message_id"],
+        ["position", "role", "message", "run_id", "created_at", "updated_at"],
+      ),
+    );
+  }
+  if (plan.runs.length > 0) {
+    // Lease columns are left alone: a run row may already carry a lease taken before this upsert.
+    ctes.push(
+      upsertCte(
+        "r",
+        t.runs,
+        runColumns,
+        plan.runs.map((run, index) => inline.runColumns(run, threadId, seq(index))),
+        ["thread_id", "run_id"],
+        ["status", "row", "created_at"],
+        ["seq"],
+      ),
+    );
+  }
+  if (plan.actions.length > 0) {
+    ctes.push(
+      upsertCte(
+        "a",
+        t.actions,
+        actionColumns,
+        plan.actions.map((action, index) => inline.actionColumns(action, threadId, seq(index))),
+        ["thread_id", "action_id"],
+        ["scope_key", "state", "created_at", "episode", "row"],
+      ),
+    );
+  }
+  if (plan.toolData.length > 0) {
+    ctes.push(
+      upsertCte(
+        "d",
+        t.toolData,
+        toolDataColumns,
+        plan.toolData.map((item, index) => inline.toolDataColumns(item, threadId, seq(index))),
+        ["thread_id", "tool_call_id", "channel", "item_id"],
+        ["value", "updated_at"],
+      ),
+    );
+  }
+  ctes.push(sql`e as (
+    insert into ${sql.table(t.threadEvents)} (thread_id, version, events, created_at)
+    select ${threadId}, t.version, ${codec.json(input.events)}::jsonb, ${now} from t
+  )`);
+  // A SELECT-only CTE runs only when referenced, hence the count(*) below.
+  const notify = notification
+    ? sql`, n as (
+        select pg_notify(${notification.channel}, json_build_object('type', 'thread-advanced', 'threadId', ${threadId}::text, 'version', t.version)::text) from t
+      )`
+    : sql``;
+  const result = await sql<{ version: number | null }>`with ${sql.join(ctes)}${notify}
+    select (select version from t) as version${notification ? sql`, (select count(*) from n) as notified` : sql``}`.execute(
+    db,
+  );
+  const row = result.rows[0];
+  return { version: row?.version === null || row?.version === undefined ? null : Number(row.version) };
+}
+
+/** Reads a whole thread in one statement (one statement sees one snapshot: the read is consistent). */
+export async function postgresLoadThread(
+  db: Kysely<any>,
+  t: TableNames,
+  codec: RowCodec,
+  threadId: string,
+): Promise<ThreadSnapshot | null> {
+  const result = await sql<{
+    thread: DbRow | null;
+    messages: DbRow[];
+    runs: unknown[];
+    actions: unknown[];
+    tool_data: DbRow[];
+  }>`select
+    (select row_to_json(th) from ${sql.table(t.threads)} th where th.thread_id = ${threadId}) as thread,
+    (select coalesce(json_agg(m order by m.position, m.message_id), '[]') from ${sql.table(t.messages)} m
+      where m.thread_id = ${threadId}) as messages,
+    (select coalesce(json_agg(r.row order by r.created_at, r.seq), '[]') from ${sql.table(t.runs)} r
+      where r.thread_id = ${threadId} and r.row is not null) as runs,
+    (select coalesce(json_agg(a.row order by a.created_at, a.episode, a.seq), '[]') from ${sql.table(t.actions)} a
+      where a.thread_id = ${threadId}) as actions,
+    (select coalesce(json_agg(d order by d.seq), '[]') from ${sql.table(t.toolData)} d
+      where d.thread_id = ${threadId}) as tool_data`.execute(db);
+  const row = result.rows[0];
+  if (!row?.thread) return null;
+  return {
+    thread: codec.thread(row.thread),
+    messages: row.messages.map((message) => codec.message(message)),
+    runs: row.runs.map((run) => codec.run({ row: run })),
+    actions: row.actions.map((action) => codec.action({ row: action })),
+    toolData: row.tool_data.map((item) => codec.toolData(item)),
+  };
+}
