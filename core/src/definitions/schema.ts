@@ -1,4 +1,4 @@
-import { asSchema, type FlexibleSchema, type JSONSchema7 } from "ai";
+import { asSchema, type FlexibleSchema, type JSONSchema7, type Schema } from "ai";
 import type { PaiIssue } from "../errors/pai-error.js";
 
 /**
@@ -46,12 +46,30 @@ export function formatIssues(issues: PaiIssue[]): string {
     .join("; ");
 }
 
+const sdkSchemas = new WeakMap<object, Schema<unknown>>();
+
+/**
+ * The AI SDK view of a tool schema, made once per schema object. `asSchema` builds a new
+ * wrapper (and for Zod re-reads its locale config) on every call, which cost several times
+ * more than the validation itself; tool schemas are immutable, so the wrapper can be reused.
+ */
+export function sdkSchemaOf(schema: ToolSchema): Schema<unknown> {
+  if (schema === null || schema === undefined) return asSchema(schema);
+  const key = schema as object;
+  let sdkSchema = sdkSchemas.get(key);
+  if (!sdkSchema) {
+    sdkSchema = asSchema(schema) as Schema<unknown>;
+    sdkSchemas.set(key, sdkSchema);
+  }
+  return sdkSchema;
+}
+
 /** Validates and parses a value (defaults and transforms applied). Never throws for invalid input. */
 export async function validateSchema<T = unknown>(
   schema: ToolSchema,
   value: unknown,
 ): Promise<SchemaValidationResult<T>> {
-  const sdkSchema = asSchema(schema);
+  const sdkSchema = sdkSchemaOf(schema);
   if (!sdkSchema.validate) return { success: true, value: value as T };
   try {
     const result = await sdkSchema.validate(value);
@@ -66,5 +84,6 @@ export async function validateSchema<T = unknown>(
 
 /** The JSON Schema a provider receives for a tool schema. */
 export async function toJsonSchema(schema: ToolSchema): Promise<JSONSchema7> {
+  // Uncached on purpose: callers get a JSON Schema object of their own (not a hot path).
   return await asSchema(schema).jsonSchema;
 }
