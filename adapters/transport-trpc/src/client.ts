@@ -4,6 +4,7 @@ import {
   getUntypedClient,
   type HTTPHeaders,
   httpBatchLink,
+  httpLink,
   httpSubscriptionLink,
   isTRPCClientError,
   splitLink,
@@ -28,6 +29,13 @@ export type CreateTrpcTransportOptions = {
   headers?: HTTPHeaders | (() => HTTPHeaders | Promise<HTTPHeaders>);
   /** The host server's transformer; required when the server uses one (e.g. `superjson`). */
   transformer?: TrpcTransformer;
+  /**
+   * Send queries and mutations through `httpBatchLink`. Default `false` (`httpLink`, one
+   * request per call): PAI's client sends one command at a time, so batches hold one call,
+   * and the batch link holds every request for a timer tick first (at least 1 ms on Node).
+   * Turn it on when the app fires many PAI queries at once (e.g. many threads on one page).
+   */
+  batch?: boolean;
   /** An `EventSource` class for runtimes without one (Node: the `eventsource` package). */
   EventSource?: EventSourceClass;
   /**
@@ -215,14 +223,14 @@ export function trpcTransport(client: object, options: { path?: string } = {}): 
 
 /**
  * Creates a tRPC client for PAI (`splitLink`: subscriptions over SSE with
- * `httpSubscriptionLink`, everything else batched with `httpBatchLink`) and wraps it as a
- * `PaiTransport`.
+ * `httpSubscriptionLink`, everything else with `httpLink`, or `httpBatchLink` when `batch`)
+ * and wraps it as a `PaiTransport`.
  *
  * @example
  * const client = createPaiClient({ transport: createTrpcTransport({ url: "/api/trpc", transformer: superjson }) });
  */
 export function createTrpcTransport(options: CreateTrpcTransportOptions): PaiTransport {
-  const { url, headers, transformer, EventSource, connectionParams } = options;
+  const { url, headers, transformer, EventSource, connectionParams, batch = false } = options;
   const resolveHeaders = async (): Promise<HTTPHeaders> =>
     typeof headers === "function" ? await headers() : (headers ?? {});
   const eventSourceOptions =
@@ -244,17 +252,19 @@ export function createTrpcTransport(options: CreateTrpcTransportOptions): PaiTra
     ...(eventSourceOptions ? { eventSourceOptions } : {}),
     ...(connectionParams ? { connectionParams } : {}),
   } as Parameters<typeof httpSubscriptionLink>[0];
-  const batchOptions = {
+  const requestOptions = {
     url,
     headers: resolveHeaders,
     ...(transformer ? { transformer } : {}),
-  } as Parameters<typeof httpBatchLink>[0];
+  };
   const client = new TRPCUntypedClient<AnyTRPCRouter>({
     links: [
       splitLink({
         condition: (op) => op.type === "subscription",
         true: httpSubscriptionLink(subscriptionOptions),
-        false: httpBatchLink(batchOptions),
+        false: batch
+          ? httpBatchLink(requestOptions as Parameters<typeof httpBatchLink>[0])
+          : httpLink(requestOptions as Parameters<typeof httpLink>[0]),
       }),
     ],
   });

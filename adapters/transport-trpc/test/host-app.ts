@@ -66,6 +66,8 @@ function userFromAuthorization(header: string | undefined): HostUser | null {
 
 export type RunningHost = {
   url: string;
+  /** Path and query of every HTTP request the server received, in arrival order. */
+  requests: string[];
   /** Destroys every open connection (SSE streams included) without stopping the server. */
   cutConnections(): void;
   close(): Promise<void>;
@@ -80,6 +82,8 @@ export async function startHost(
     router: createHostRouter(service, options),
     createContext: ({ req }) => ({ user: userFromAuthorization(req.headers.authorization) }),
   });
+  const requests: string[] = [];
+  server.on("request", (req) => requests.push(req.url ?? ""));
   const sockets = new Set<Socket>();
   server.on("connection", (socket) => {
     sockets.add(socket);
@@ -93,6 +97,7 @@ export async function startHost(
   };
   return {
     url: `http://127.0.0.1:${port}`,
+    requests,
     cutConnections: () => {
       for (const socket of sockets) socket.destroy();
     },
@@ -102,9 +107,10 @@ export async function startHost(
 }
 
 /** A PAI transport for one signed-in user of the host app (a separate HTTP connection per client). */
-export function transportFor(url: string, user: HostUser | null) {
+export function transportFor(url: string, user: HostUser | null, options: { batch?: boolean } = {}) {
   return createTrpcTransport({
     url,
+    ...options,
     transformer: superjson,
     EventSource,
     headers: () => (user ? { authorization: `Bearer ${user.userId}:${user.scopeKey}` } : {}),

@@ -310,6 +310,31 @@ describe("host app with PAI mounted under `pai` (real HTTP server, @trpc/client)
     expect(tooBig.message).toMatch(/limited to 1024 bytes/);
   });
 
+  it("sends one HTTP request per call by default, and batches concurrent calls when batch is on", async () => {
+    const host = await start(createFakePaiService());
+    const single = transportFor(host.url, alice);
+    const { threadId } = await single.threads.create({ title: "requests" });
+    host.requests.length = 0;
+    const [first, second] = await Promise.all([
+      single.threads.get({ threadId }),
+      single.threads.get({ threadId }),
+    ]);
+    expect(first.thread.title).toBe("requests");
+    expect(second).toEqual(first);
+    expect(host.requests).toHaveLength(2);
+    for (const url of host.requests) expect(url).toMatch(/^\/pai\.threads\.get\?input=/);
+
+    const batched = transportFor(host.url, alice, { batch: true });
+    host.requests.length = 0;
+    const [third, fourth] = await Promise.all([
+      batched.threads.get({ threadId }),
+      batched.threads.get({ threadId }),
+    ]);
+    expect([third, fourth]).toEqual([first, first]);
+    expect(host.requests).toHaveLength(1);
+    expect(host.requests[0]).toMatch(/^\/pai\.threads\.get,pai\.threads\.get\?batch=1&/);
+  });
+
   it("paginates threads with a cursor", async () => {
     const host = await start(createFakePaiService());
     const client = createPaiClient({ transport: transportFor(host.url, alice) });
