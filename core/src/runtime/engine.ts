@@ -1,10 +1,10 @@
 import {
-  convertToModelMessages,
   jsonSchema,
   type LanguageModel,
   type ModelMessage,
   experimental_streamLanguageModelCall as streamLanguageModelCall,
   type ToolSet,
+  type UIMessage,
 } from "ai";
 import { cachedSdkSchema } from "../definitions/cached-schema.js";
 import { validatingJsonSchema } from "../definitions/json-schema-validation.js";
@@ -17,6 +17,7 @@ import { createMemoryNotifier } from "../ports/memory-notifier.js";
 import type { NotifierV1 } from "../ports/notifier.js";
 import type { Scope } from "../service/identity.js";
 import type { ThreadEvent } from "../state/events.js";
+import { parkIfBlocked } from "../state/park-run.js";
 import type { ActionRow, ClientToolSnapshot, MessageRow, RunRow, ToolDataRow } from "../state/rows.js";
 import { applyThreadEvent, type ThreadSnapshot } from "../state/snapshot.js";
 import { findToolPart, isStoredToolPart } from "../state/tool-parts.js";
@@ -43,6 +44,7 @@ import { actionRef, matchesKind, toSuspendHistoryItem } from "./action-views.js"
 import { CapabilityRegistry } from "./capability-bindings.js";
 import { validateClientToolSnapshot } from "./client-tool-snapshot.js";
 import type { RuntimeAgentDefinition, RuntimeToolRegistration } from "./definition-shapes.js";
+import { ModelHistory } from "./model-history.js";
 import { RequestContext } from "./request-context.js";
 import { LeaseLostError, RunLeases } from "./run-leases.js";
 import type { RuntimeEvent } from "./runtime-events.js";
@@ -84,6 +86,7 @@ export class Engine {
   readonly #work = new Map<string, Set<Promise<unknown>>>();
   readonly #aborts = new Map<string, AbortController>();
   readonly #runLeases: RunLeases;
+  readonly #history = new ModelHistory();
   #closed = false;
 
   constructor(agents: RegisteredAgent[], options: RuntimeOptions) {
@@ -403,6 +406,12 @@ export class Engine {
     for (;;) {
       const snapshot = await this.store.snapshot(threadId);
       const { run, pending, unsettled } = analyzeRun(snapshot, runId);
+      if (run?.status === "waiting") {
+        // Parked by the commit that created its last blocker (see parkIfBlocked).
+        this.capabilities.threadIdle(snapshot.thread.scopeKey, threadId);
+        this.#forgetRun(runId);
+        return;
+      }
       if (run?.status !== "running") return;
       const agentEntry = this.agent(snapshot.thread.agentId);
       const inflight = this.#inflight.get(runId) ?? new Set<string>();
@@ -624,9 +633,10 @@ export class Engine {
       typeof agent.instructions === "function" ? await agent.instructions(args) : agent.instructions;
     let messages: ModelMessage[];
     try {
-      messages = await convertToModelMessages(
-        snapshot.messages.map((row) => row.message),
-        { tools: historyTools },
+      messages = await this.#history.convert(
+        agent,
+        snapshot.messages.map((row) => row.message as UIMessage),
+        historyTools,
       );
     } catch (error) {
       throw new PaiError(
@@ -823,7 +833,9 @@ export class Engine {
           now: at,
           expectedStep: run.step,
         });
-        if (!step.ok || !finalStep) return step;
+        if (!step.ok) return step;
+        // A step whose calls all wait for a client parks the run in the same commit.
+        if (!finalStep) return parkIfBlocked(state, step, { runId: run.runId, now: at });
         const done = setRunStatus(step.events.reduce(applyThreadEvent, state), {
           runId: run.runId,
           status: "completed",
@@ -978,7 +990,8 @@ export class Engine {
         };
         await this.#commitIgnoringStale(
           threadId,
-          (state, at) => suspendToolCall(state, { action, now: at }),
+          (state, at) =>
+            parkIfBlocked(state, suspendToolCall(state, { action, now: at }), { runId, now: at }),
           runId,
         );
         ended = { outcome: "suspended" };
@@ -1019,7 +1032,11 @@ export class Engine {
           : result;
       await this.#commitIgnoringStale(
         threadId,
-        (state, now) => settleToolCall(state, { runId, toolCallId, outcome: final, now }),
+        (state, now) =>
+          parkIfBlocked(state, settleToolCall(state, { runId, toolCallId, outcome: final, now }), {
+            runId,
+            now,
+          }),
         runId,
       );
       ended =

@@ -37,8 +37,42 @@ export class ThreadStore {
     return this.clock().toISOString();
   }
 
+  /**
+   * The thread as storage has it now. A recently finished thread is brought up to date from
+   * its event log (one read of what changed since) instead of being read whole, so a turn on
+   * a long thread costs the same as on a short one.
+   */
   async load(threadId: string): Promise<ThreadSnapshot | null> {
-    return this.storage.loadThread({ threadId });
+    const recent = this.#recent.get(threadId);
+    if (!recent) return this.storage.loadThread({ threadId });
+    this.#recent.delete(threadId);
+    let next = recent;
+    for (const committed of await this.storage.readEvents({
+      threadId,
+      afterVersion: recent.thread.version,
+    })) {
+      if (committed.version !== next.thread.version + 1) return this.storage.loadThread({ threadId });
+      next = applyStoredEvents(next, committed);
+    }
+    this.#keepRecent(threadId, next);
+    return next;
+  }
+
+  /**
+   * Idle threads this process ran last (bounded), kept to be refreshed by their event log.
+   * Parked threads (waiting on an action) are never kept: they may wait for days.
+   */
+  readonly #recent = new Map<string, ThreadSnapshot>();
+  static readonly MAX_RECENT = 64;
+
+  #keepRecent(threadId: string, snapshot: ThreadSnapshot): void {
+    this.#recent.delete(threadId);
+    if (snapshot.thread.status !== "idle" || snapshot.runs.some((run) => run.status === "queued")) return;
+    this.#recent.set(threadId, snapshot);
+    if (this.#recent.size > ThreadStore.MAX_RECENT) {
+      const oldest = this.#recent.keys().next().value;
+      if (oldest !== undefined) this.#recent.delete(oldest);
+    }
   }
 
   async require(threadId: string): Promise<ThreadSnapshot> {
@@ -70,7 +104,9 @@ export class ThreadStore {
       const count = (this.#active.get(threadId) ?? 1) - 1;
       if (count <= 0) {
         this.#active.delete(threadId);
+        const last = this.#cache.get(threadId);
         this.#cache.delete(threadId);
+        if (last) this.#keepRecent(threadId, last);
       } else this.#active.set(threadId, count);
     };
   }
@@ -80,9 +116,14 @@ export class ThreadStore {
     return this.#cache.get(threadId) ?? (await this.require(threadId));
   }
 
-  /** Number of cached snapshots (benchmarks check that parked threads hold none). */
+  /** Snapshots held of threads that are neither driven nor idle: parked threads must hold none. */
   get cachedThreads(): number {
     return this.#cache.size;
+  }
+
+  /** Snapshots held of recently finished, idle threads (bounded by `MAX_RECENT`). */
+  get recentThreads(): number {
+    return this.#recent.size;
   }
 
   /**
@@ -135,6 +176,7 @@ export class ThreadStore {
           return { snapshot: next, version: result.version, events: transition.events };
         }
         this.#cache.delete(threadId);
+        this.#recent.delete(threadId);
         if (options.create) {
           throw new PaiError("CONFLICT", `Thread ${threadId} already exists. Use another id.`);
         }

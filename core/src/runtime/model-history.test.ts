@@ -1,0 +1,92 @@
+import { convertToModelMessages, type ToolSet, type UIMessage } from "ai";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ModelHistory } from "./model-history.js";
+
+const user = (id: string, text: string): UIMessage => ({ id, role: "user", parts: [{ type: "text", text }] });
+
+/** An assistant message of two steps: a tool call with its output, then text. */
+const assistant = (id: string, output: unknown, state = "output-available"): UIMessage =>
+  ({
+    id,
+    role: "assistant",
+    parts: [
+      { type: "step-start" },
+      {
+        type: "tool-lookup",
+        toolCallId: `${id}-call`,
+        state,
+        input: { q: id },
+        ...(state === "output-error" ? { errorText: "boom" } : { output }),
+      },
+      { type: "step-start" },
+      { type: "text", text: `answer ${id}`, state: "done" },
+    ],
+  }) as UIMessage;
+
+function toolsCounting() {
+  const counter = { calls: 0 };
+  const tools = {
+    lookup: {
+      inputSchema: z.object({ q: z.string() }),
+      toModelOutput: ({ output }: { output: unknown }) => {
+        counter.calls++;
+        return { type: "text", value: `found ${JSON.stringify(output)}` };
+      },
+    },
+  } as unknown as ToolSet;
+  return { tools, counter };
+}
+
+describe("ModelHistory", () => {
+  it("gives what converting the whole history at once gives", async () => {
+    const { tools } = toolsCounting();
+    const messages = [
+      user("u1", "hi"),
+      assistant("a1", { rows: 1 }),
+      user("u2", "more"),
+      assistant("a2", null, "output-error"),
+      user("u3", "thanks"),
+    ];
+    const history = new ModelHistory();
+    expect(await history.convert({}, messages, tools)).toEqual(
+      await convertToModelMessages(messages, { tools }),
+    );
+  });
+
+  it("converts a stored message once; a replaced message object is converted again", async () => {
+    const { tools, counter } = toolsCounting();
+    const agent = {};
+    const history = new ModelHistory();
+    const messages = [user("u1", "hi"), assistant("a1", 1), user("u2", "again"), assistant("a2", 2)];
+    await history.convert(agent, messages, tools);
+    expect(counter.calls).toBe(2);
+    const tail = assistant("a2", 3);
+    const next = await history.convert(agent, [...messages.slice(0, 3), tail], tools);
+    expect(counter.calls).toBe(3);
+    expect(next).toEqual(await convertToModelMessages([...messages.slice(0, 3), tail], { tools }));
+  });
+
+  it("falls back to whole-history conversion when SDK approval requests are present", async () => {
+    const { tools } = toolsCounting();
+    const pending = {
+      id: "a0",
+      role: "assistant",
+      parts: [
+        { type: "step-start" },
+        {
+          type: "tool-lookup",
+          toolCallId: "c0",
+          state: "approval-requested",
+          input: { q: "x" },
+          approval: { id: "ap0" },
+        },
+      ],
+    } as UIMessage;
+    const messages = [user("u1", "hi"), pending, user("u2", "never mind")];
+    const history = new ModelHistory();
+    expect(await history.convert({}, messages, tools)).toEqual(
+      await convertToModelMessages(messages, { tools }),
+    );
+  });
+});
