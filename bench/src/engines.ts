@@ -14,6 +14,8 @@ import pg from "pg";
 export type BenchEngine = {
   name: "memory" | "pglite" | "postgres";
   storage: StorageV1;
+  /** SQL statements sent through Kysely so far (SQL engines only). */
+  statements?: { count: number };
   notifier?: NotifierV1;
   dispose(): Promise<void>;
 };
@@ -24,23 +26,37 @@ export async function openMemory(): Promise<BenchEngine> {
   return { name: "memory", storage: memoryStorage(), dispose: async () => undefined };
 }
 
+/** Counts every statement Kysely executes (its query log sees each one). */
+function statementLog() {
+  const statements = { count: 0 };
+  return {
+    statements,
+    log: (event: { level: string }) => {
+      if (event.level === "query") statements.count++;
+    },
+  };
+}
+
 export async function openPglite(): Promise<BenchEngine> {
-  const db = new Kysely<any>({ dialect: createPgliteDialect(new PGlite()) });
+  const { statements, log } = statementLog();
+  const db = new Kysely<any>({ dialect: createPgliteDialect(new PGlite()), log });
   await migrateToLatest(db);
-  return { name: "pglite", storage: kyselyStorage({ db }), dispose: () => db.destroy() };
+  return { name: "pglite", storage: kyselyStorage({ db }), statements, dispose: () => db.destroy() };
 }
 
 /** Postgres with a bench-only table prefix that is dropped afterwards. */
 export async function openPostgres(): Promise<BenchEngine> {
   const prefix = `pai_bench_${globalThis.crypto.randomUUID().slice(0, 8)}_`;
   const pool = new pg.Pool({ connectionString: postgresUrl, max: 20 });
-  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+  const { statements, log } = statementLog();
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }), log });
   await migrateToLatest(db, { tablePrefix: prefix });
   const notifier = postgresNotifier({ connectionString: postgresUrl });
   return {
     name: "postgres",
     storage: kyselyStorage({ db, tablePrefix: prefix, notifier }),
     notifier,
+    statements,
     async dispose() {
       await notifier.close?.();
       for (const table of Object.values(tableNames(prefix)))

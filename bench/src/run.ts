@@ -222,8 +222,12 @@ async function seedThread(pai: Pai, count: number): Promise<string> {
 async function benchRoundTrips(engines: BenchEngine[]) {
   log();
   log("### Storage round trips per committed model step (two-step run; thread creation excluded)");
-  log("| engine   | calls/run | commits/run | calls per step | by method |");
-  log("|----------|----------:|------------:|---------------:|-----------|");
+  log(
+    "| engine   | calls/run | commits/run | calls per step | SQL statements/run | SQL per step | by method |",
+  );
+  log(
+    "|----------|----------:|------------:|---------------:|-------------------:|-------------:|-----------|",
+  );
   const rows: unknown[] = [];
   for (const engine of engines) {
     const counting = countingStorage(engine.storage);
@@ -231,12 +235,15 @@ async function benchRoundTrips(engines: BenchEngine[]) {
     const runs = 20;
     let calls = 0;
     let commits = 0;
+    let statements = 0;
     const byMethod: Record<string, number> = {};
     for (let index = 0; index < runs; index++) {
       const thread = await pai.service.threads.create({ identity });
       counting.reset();
+      const statementsBefore = engine.statements?.count ?? 0;
       await pai.service.threads.send({ identity, threadId: thread.threadId, message: { text: "1+2?" } });
       await pai.waitForIdle(thread.threadId);
+      statements += (engine.statements?.count ?? 0) - statementsBefore;
       calls += counting.counters.calls;
       commits += counting.counters.commits;
       for (const [method, count] of Object.entries(counting.counters.byMethod)) {
@@ -247,10 +254,18 @@ async function benchRoundTrips(engines: BenchEngine[]) {
     const methods = Object.entries(byMethod)
       .map(([method, count]) => `${method} ${(count / runs).toFixed(1)}`)
       .join(", ");
+    const sql = engine.statements ? (statements / runs).toFixed(1) : "-";
+    const sqlPerStep = engine.statements ? (statements / runs / 2).toFixed(1) : "-";
     log(
-      `| ${engine.name.padEnd(8)} | ${(calls / runs).toFixed(1).padStart(9)} | ${(commits / runs).toFixed(1).padStart(11)} | ${(calls / runs / 2).toFixed(1).padStart(14)} | ${methods} |`,
+      `| ${engine.name.padEnd(8)} | ${(calls / runs).toFixed(1).padStart(9)} | ${(commits / runs).toFixed(1).padStart(11)} | ${(calls / runs / 2).toFixed(1).padStart(14)} | ${sql.padStart(18)} | ${sqlPerStep.padStart(12)} | ${methods} |`,
     );
-    rows.push({ engine: engine.name, callsPerRun: calls / runs, commitsPerRun: commits / runs, byMethod });
+    rows.push({
+      engine: engine.name,
+      callsPerRun: calls / runs,
+      commitsPerRun: commits / runs,
+      sqlStatementsPerRun: engine.statements ? statements / runs : null,
+      byMethod,
+    });
   }
   results.roundTrips = rows;
 }
@@ -322,12 +337,14 @@ async function benchParked(engine: BenchEngine, count: number) {
   gc?.();
   const after = process.memoryUsage().heapUsed;
   const held = pai.engine.store.cachedThreads;
+  const recent = pai.engine.store.recentThreads;
   await pai.close();
   return {
     engine: engine.name,
     threads: count,
     heapDeltaMiB: (after - before) / 2 ** 20,
     cachedSnapshots: held,
+    recentIdleSnapshots: recent,
   };
 }
 
@@ -369,14 +386,18 @@ async function main() {
 
   log();
   log("### Parked threads (each waiting on a pending action)");
-  log("| engine   | threads | heap delta MiB | snapshots held by runtime |");
-  log("|----------|--------:|---------------:|--------------------------:|");
+  log(
+    "| engine   | threads | heap delta MiB | snapshots of parked threads held | idle-thread snapshots held |",
+  );
+  log(
+    "|----------|--------:|---------------:|---------------------------------:|---------------------------:|",
+  );
   const parked: unknown[] = [];
   for (const engine of engines.filter((candidate) => candidate.name !== "pglite")) {
     const result = await benchParked(engine, 10_000);
     parked.push(result);
     log(
-      `| ${result.engine.padEnd(8)} | ${String(result.threads).padStart(7)} | ${result.heapDeltaMiB.toFixed(1).padStart(14)} | ${String(result.cachedSnapshots).padStart(25)} |`,
+      `| ${result.engine.padEnd(8)} | ${String(result.threads).padStart(7)} | ${result.heapDeltaMiB.toFixed(1).padStart(14)} | ${String(result.cachedSnapshots).padStart(32)} | ${String(result.recentIdleSnapshots).padStart(26)} |`,
     );
   }
   results.parked = parked;

@@ -1574,6 +1574,8 @@ export class Engine {
     }
     let payload: JsonValue | null = null;
     let outcome: ToolOutcome | undefined;
+    /** The submitted payload as its schema parsed it (for a suspension: the resume value). */
+    let parsedSubmit: unknown = input.payload;
     if (input.kind === "submit") {
       if (registration && !(await resolveEnabled(registration, await request.resolverArgs()))) {
         throw new PaiError(
@@ -1594,6 +1596,7 @@ export class Engine {
         }
         parsedValue = parsed.value;
       }
+      parsedSubmit = parsedValue;
       payload =
         input.payload === undefined ? null : normalizeJson(input.payload, `Payload for ${action.name}`);
       if (action.kind === "output") {
@@ -1730,7 +1733,8 @@ export class Engine {
       resolution: input.kind,
     });
     if (reenters && registration) {
-      const resume = await this.#parseResume(action, registration, input.payload);
+      // Parsed above by the suspension's resumeSchema (see #submitSchema).
+      const resume = parsedSubmit;
       void this.#track(
         input.threadId,
         (async () => {
@@ -1748,9 +1752,12 @@ export class Engine {
               request,
               agentEntry,
             });
+            // The driver's lease hold is queued before this release, so the lease passes to it
+            // in process instead of being released and taken again (two storage round trips).
+            const driven = this.continueRun(input.threadId, run.runId, input.identity, input.scope);
             await releaseLease();
             releaseLease = undefined;
-            await this.continueRun(input.threadId, run.runId, input.identity, input.scope);
+            await driven;
           } catch (error) {
             if (error instanceof LeaseLostError) {
               this.reportError({ error, phase: "run", threadId: input.threadId, runId: run.runId });
@@ -1788,17 +1795,6 @@ export class Engine {
     if (registration) return registration.tool.config.outputSchema;
     const clientTool = run.clientTools.find((tool) => tool.name === action.toolName);
     return clientTool?.outputSchema ? validatingJsonSchema(clientTool.outputSchema) : undefined;
-  }
-
-  async #parseResume(
-    action: ActionRow,
-    registration: RuntimeToolRegistration,
-    payload: unknown,
-  ): Promise<unknown> {
-    const schema = registration.tool.config.suspend?.[action.suspendName ?? ""]?.resumeSchema;
-    if (!schema) return payload;
-    const parsed = await validateSchema(schema, payload);
-    return parsed.success ? parsed.value : payload;
   }
 
   // ---------------------------------------------------------------- recovery and shutdown

@@ -3,15 +3,16 @@ export class KeyedMutex {
   readonly #tails = new Map<string, Promise<unknown>>();
 
   async run<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.#tails.get(key) ?? Promise.resolve();
+    const previous = this.#tails.get(key);
     let release!: () => void;
     const current = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const tail = previous.then(() => current);
+    // Uncontended (the common case): no chaining and no extra await, only this lock.
+    const tail = previous ? previous.then(() => current) : current;
     this.#tails.set(key, tail);
     try {
-      await previous;
+      if (previous) await previous;
       return await work();
     } finally {
       release();

@@ -13,11 +13,19 @@ const add = defineTool({
   execute: ({ input }) => input.a + input.b,
 });
 
-/** Memory storage that counts whole-thread reads and event-log reads. */
+/** Memory storage that counts whole-thread reads, event-log reads and lease calls. */
 function countingReads(inner: StorageV1) {
-  const counts = { loadThread: 0, readEvents: 0 };
+  const counts = { loadThread: 0, readEvents: 0, acquireRunLease: 0, releaseRunLease: 0 };
   const storage: StorageV1 = {
     ...inner,
+    acquireRunLease: (input) => {
+      counts.acquireRunLease++;
+      return inner.acquireRunLease(input);
+    },
+    releaseRunLease: (input) => {
+      counts.releaseRunLease++;
+      return inner.releaseRunLease(input);
+    },
     loadThread: (input) => {
       counts.loadThread++;
       return inner.loadThread(input);
@@ -29,6 +37,35 @@ function countingReads(inner: StorageV1) {
   };
   return { storage, counts };
 }
+
+const approve = defineTool({
+  id: "test.approve.v1",
+  description: "Ask for approval",
+  inputSchema: z.object({}),
+  outputSchema: z.object({ ok: z.boolean() }),
+  suspend: { approval: { suspendSchema: z.object({}), resumeSchema: z.object({ ok: z.boolean() }) } },
+  execute: (ctx: any) => (ctx.entry.type === "initial" ? ctx.suspend("approval", {}) : ctx.entry.resume),
+});
+
+describe("storage traffic", () => {
+  it("a submit takes the run's lease once: the re-entered tool hands it to the driver", async () => {
+    const { storage, counts } = countingReads(memoryStorage());
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { approve } }),
+      storage,
+      model: [{ toolCalls: [{ toolName: "approve", input: {} }] }, { text: "done" }],
+    });
+    const threadId = await t.createThread();
+    const waiting = await t.send(threadId, "ship?");
+    expect(waiting.runs.at(-1)?.status).toBe("waiting");
+    counts.acquireRunLease = 0;
+    counts.releaseRunLease = 0;
+    const done = await t.submit(threadId, "approve.approval", { ok: true });
+    expect(done.runs.at(-1)?.status).toBe("completed");
+    expect(counts).toMatchObject({ acquireRunLease: 1, releaseRunLease: 1 });
+    await t.close();
+  });
+});
 
 describe("thread snapshots between turns", () => {
   it("the next turn on a thread this process just ran reads only what changed since", async () => {
@@ -72,14 +109,6 @@ describe("thread snapshots between turns", () => {
   });
 
   it("a parked thread is not kept", async () => {
-    const approve = defineTool({
-      id: "test.approve.v1",
-      description: "Ask for approval",
-      inputSchema: z.object({}),
-      outputSchema: z.object({ ok: z.boolean() }),
-      suspend: { approval: { suspendSchema: z.object({}), resumeSchema: z.object({ ok: z.boolean() }) } },
-      execute: (ctx: any) => (ctx.entry.type === "initial" ? ctx.suspend("approval", {}) : ctx.entry.resume),
-    });
     const t = await createTestRuntime({
       agent: defineAgent({ tools: { approve } }),
       model: [{ toolCalls: [{ toolName: "approve", input: {} }] }],
