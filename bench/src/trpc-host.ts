@@ -35,3 +35,37 @@ export async function startBenchHost(pai: Pai, identity: unknown): Promise<Bench
       }),
   };
 }
+
+/**
+ * The floor under the PAI rows: the same server and client with four no-op procedures shaped like
+ * the suspend -> resume flow, so the HTTP row reads as PAI against tRPC rather than against in process.
+ */
+const bareRouter = t.router({
+  create: t.procedure.input((value) => value).mutation(() => ({ threadId: "t" })),
+  send: t.procedure.input((value) => value).mutation(() => ({ accepted: true })),
+  get: t.procedure.input((value) => value).query(() => ({ actions: [{ actionId: "a", state: "pending" }] })),
+  submit: t.procedure.input((value) => value).mutation(() => ({ accepted: true })),
+});
+
+export async function startBareTrpcHost() {
+  const server = createHTTPServer({ router: bareRouter });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const client = createTRPCClient<typeof bareRouter>({
+    links: [httpLink({ url: `http://127.0.0.1:${port}` })],
+  });
+  return {
+    /** The four requests of the PAI flow, against no-op procedures. */
+    flow: async () => {
+      const thread = await client.create.mutate({});
+      await client.send.mutate({ threadId: thread.threadId, message: { text: "ship?" } });
+      const snapshot = await client.get.query({ threadId: thread.threadId });
+      await client.submit.mutate({ threadId: thread.threadId, actionId: snapshot.actions[0]?.actionId });
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}
