@@ -505,6 +505,7 @@ export class Engine {
     error: string | null,
   ): Promise<void> {
     const threadId = snapshot.thread.threadId;
+    this.#runLeases.ended(runId);
     this.#forgetRun(runId);
     this.#emit({
       type: "run-end",

@@ -17,6 +17,8 @@ type Lease = {
   /** Store-clock time (ms) of the last successful acquire or renewal. */
   renewedAt: number;
   lost: boolean;
+  /** The run reached a terminal status: nothing can adopt it, so the lease is not released in storage. */
+  ended: boolean;
 };
 
 /**
@@ -80,6 +82,7 @@ export class RunLeases {
         threadId,
         renewedAt: this.clock().getTime(),
         lost: false,
+        ended: false,
         timer: setInterval(
           () => {
             const startedAt = this.clock().getTime();
@@ -108,12 +111,21 @@ export class RunLeases {
         if (lease.count > 0) return;
         clearInterval(lease.timer);
         this.#leases.delete(runId);
-        if (lease.lost) return;
+        if (lease.lost || lease.ended) return;
         await this.storage
           .releaseRunLease({ threadId, runId, owner: this.owner })
           .catch((error) => this.onError(error, threadId, runId));
       });
     };
+  }
+
+  /**
+   * Records that a run this process holds reached a terminal status. Recovery only adopts
+   * queued or running runs, so its lease needs no release write (one round trip per run).
+   */
+  ended(runId: string): void {
+    const lease = this.#leases.get(runId);
+    if (lease) lease.ended = true;
   }
 
   /** Throws `LeaseLostError` unless this process still holds the run's lease. */

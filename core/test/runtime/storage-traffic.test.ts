@@ -48,7 +48,7 @@ const approve = defineTool({
 });
 
 describe("storage traffic", () => {
-  it("a submit takes the run's lease once: the re-entered tool hands it to the driver", async () => {
+  it("a parked run releases its lease; a submit takes it once and the finished run needs no release", async () => {
     const { storage, counts } = countingReads(memoryStorage());
     const t = await createTestRuntime({
       agent: defineAgent({ tools: { approve } }),
@@ -58,11 +58,14 @@ describe("storage traffic", () => {
     const threadId = await t.createThread();
     const waiting = await t.send(threadId, "ship?");
     expect(waiting.runs.at(-1)?.status).toBe("waiting");
+    // Released at once, so another server can resume the run without waiting for expiry.
+    expect(counts).toMatchObject({ acquireRunLease: 1, releaseRunLease: 1 });
     counts.acquireRunLease = 0;
     counts.releaseRunLease = 0;
     const done = await t.submit(threadId, "approve.approval", { ok: true });
     expect(done.runs.at(-1)?.status).toBe("completed");
-    expect(counts).toMatchObject({ acquireRunLease: 1, releaseRunLease: 1 });
+    // The re-entered tool hands the lease to the driver; a completed run is never adopted.
+    expect(counts).toMatchObject({ acquireRunLease: 1, releaseRunLease: 0 });
     await t.close();
   });
 });
