@@ -20,13 +20,13 @@ function percentile(sorted: number[], p: number): number {
  */
 export async function measure(
   tasks: Array<{ name: string; fn: () => Promise<unknown> }>,
-  options: { time?: number; iterations?: number; warmupIterations?: number } = {},
+  options: { time?: number; iterations?: number; warmupIterations?: number; warmupTime?: number } = {},
 ): Promise<Measurement[]> {
   const bench = new Bench({
     time: options.time ?? 1500,
     iterations: options.iterations ?? 30,
     warmupIterations: options.warmupIterations ?? 20,
-    warmupTime: 300,
+    warmupTime: options.warmupTime ?? 300,
   });
   for (const task of tasks) bench.add(task.name, task.fn);
   await bench.warmup();

@@ -279,45 +279,101 @@ async function benchRoundTrips(engines: BenchEngine[]) {
   results.roundTrips = rows;
 }
 
+/** The history `seedThread` writes, as model messages for the bare AI SDK baseline. */
+function seededHistory(count: number): Array<{ role: "user" | "assistant"; content: string }> {
+  return Array.from({ length: count }, (_, index) => ({
+    role: index % 2 === 0 ? ("user" as const) : ("assistant" as const),
+    content: `message ${index}: ${"lorem ipsum ".repeat(8)}`,
+  }));
+}
+
+/**
+ * One two-step turn on threads of N messages. Each measured turn runs on its own seeded thread
+ * (a turn adds three messages, so reusing one thread would measure a growing thread), after one
+ * unmeasured turn on it: the realistic case is the next turn of a conversation. The bare AI SDK
+ * gets the same N-message history, since its own per-call cost also grows with the prompt.
+ */
 async function benchGrowth(engines: BenchEngine[]) {
+  const sizes = [10, 100, 1000];
+  const threadsPerSize = 30;
+  const bareModel = turnModel("add");
+  const bareTools = {
+    add: tool({
+      description: "Add two numbers.",
+      inputSchema: z.object({ a: z.number(), b: z.number() }),
+      execute: async ({ a, b }) => a + b,
+    }),
+  };
+  const bare = new Map<number, Measurement>();
+  for (const size of sizes) {
+    const messages = [...seededHistory(size), { role: "user" as const, content: "1+2?" }];
+    const [measurement] = await measure([
+      {
+        name: `bare ${size}`,
+        fn: async () =>
+          generateText({ model: bareModel, tools: bareTools, messages, stopWhen: stepCountIs(2) }),
+      },
+    ]);
+    bare.set(size, measurement!);
+  }
   log();
   log("### Growth: one two-step turn on a thread of N messages");
   log(
-    "| engine   | messages | median ms | p95 ms | iters | bytes written/turn | commits/turn | storage calls/turn |",
+    "| engine   | messages | bare AI SDK ms | PAI median ms | PAI p95 ms | iters | PAI minus bare ms | vs 10 msgs | bytes written/turn | commits/turn | storage calls/turn |",
   );
   log(
-    "|----------|---------:|----------:|-------:|------:|-------------------:|-------------:|-------------------:|",
+    "|----------|---------:|---------------:|--------------:|-----------:|------:|------------------:|-----------:|-------------------:|-------------:|-------------------:|",
   );
   const growth: unknown[] = [];
   for (const engine of engines) {
     const counting = countingStorage(engine.storage);
     const pai = runtimeOn(counting.storage, "add");
-    for (const size of [10, 100, 1000]) {
-      const threadId = await seedThread(pai, size);
-      let turns = 0;
+    let ownAt10 = Number.NaN;
+    for (const size of sizes) {
+      const threads: string[] = [];
+      for (let index = 0; index < threadsPerSize; index++) {
+        const threadId = await seedThread(pai, size);
+        await pai.service.threads.send({ identity, threadId, message: { text: "1+2?" } });
+        await pai.waitForIdle(threadId);
+        threads.push(threadId);
+      }
+      let next = 0;
       counting.reset();
       const [measurement] = await measure(
         [
           {
             name: `${engine.name} ${size}`,
             fn: async () => {
+              const threadId = threads[next++]!;
               await pai.service.threads.send({ identity, threadId, message: { text: "1+2?" } });
               await pai.waitForIdle(threadId);
-              turns++;
             },
           },
         ],
-        { time: 800, iterations: 10, warmupIterations: 3 },
+        // Exactly one measured turn per thread: no time budget, no warmup turns.
+        { time: 0, iterations: threadsPerSize, warmupIterations: 0, warmupTime: 0 },
       );
+      const turns = Math.max(1, next);
       const perTurn = {
-        bytes: Math.round(counting.counters.bytesWritten / Math.max(1, turns)),
-        commits: counting.counters.commits / Math.max(1, turns),
-        calls: counting.counters.calls / Math.max(1, turns),
+        bytes: Math.round(counting.counters.bytesWritten / turns),
+        commits: counting.counters.commits / turns,
+        calls: counting.counters.calls / turns,
       };
+      const bareMs = bare.get(size)!.medianMs;
+      const own = measurement!.medianMs - bareMs;
+      if (size === sizes[0]) ownAt10 = own;
+      const change = `${own >= ownAt10 ? "+" : ""}${(((own - ownAt10) / ownAt10) * 100).toFixed(0)}%`;
       log(
-        `| ${engine.name.padEnd(8)} | ${String(size).padStart(8)} | ${formatMs(measurement!.medianMs).padStart(9)} | ${formatMs(measurement!.p95Ms).padStart(6)} | ${String(measurement!.iterations).padStart(5)} | ${String(perTurn.bytes).padStart(18)} | ${perTurn.commits.toFixed(1).padStart(12)} | ${perTurn.calls.toFixed(1).padStart(18)} |`,
+        `| ${engine.name.padEnd(8)} | ${String(size).padStart(8)} | ${formatMs(bareMs).padStart(14)} | ${formatMs(measurement!.medianMs).padStart(13)} | ${formatMs(measurement!.p95Ms).padStart(10)} | ${String(measurement!.iterations).padStart(5)} | ${formatMs(own).padStart(17)} | ${change.padStart(10)} | ${String(perTurn.bytes).padStart(18)} | ${perTurn.commits.toFixed(1).padStart(12)} | ${perTurn.calls.toFixed(1).padStart(18)} |`,
       );
-      growth.push({ engine: engine.name, messages: size, ...measurement, ...perTurn });
+      growth.push({
+        engine: engine.name,
+        messages: size,
+        bareMedianMs: bareMs,
+        ...measurement,
+        ownMs: own,
+        ...perTurn,
+      });
     }
     await pai.close();
   }
@@ -357,16 +413,28 @@ async function benchParked(engine: BenchEngine, count: number) {
   };
 }
 
+/** `concurrency` workers each run two-step runs back to back for a fixed time; completed runs per second. */
 async function benchThroughput(engine: BenchEngine) {
   const pai = runtimeOn(engine.storage, "add");
+  const seconds = 3;
+  await Promise.all(Array.from({ length: 10 }, () => twoStepRun(pai)));
   const rows: unknown[] = [];
   for (const concurrency of [1, 10, 100]) {
+    let completed = 0;
     const started = performance.now();
-    await Promise.all(Array.from({ length: concurrency }, () => twoStepRun(pai)));
-    const seconds = (performance.now() - started) / 1000;
-    rows.push({ concurrency, seconds, runsPerSecond: concurrency / seconds });
+    const deadline = started + seconds * 1000;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (performance.now() < deadline) {
+          await twoStepRun(pai);
+          completed++;
+        }
+      }),
+    );
+    const elapsed = (performance.now() - started) / 1000;
+    rows.push({ concurrency, seconds: elapsed, runs: completed, runsPerSecond: completed / elapsed });
     log(
-      `| ${engine.name.padEnd(8)} | ${String(concurrency).padStart(11)} | ${(concurrency / seconds).toFixed(1).padStart(12)} |`,
+      `| ${engine.name.padEnd(8)} | ${String(concurrency).padStart(11)} | ${String(completed).padStart(4)} | ${(completed / elapsed).toFixed(1).padStart(11)} |`,
     );
   }
   await pai.close();
@@ -415,8 +483,8 @@ async function main() {
   if (postgres && !only) {
     log();
     log("### Throughput: concurrent two-step runs to completion");
-    log("| engine   | concurrency | runs/second |");
-    log("|----------|------------:|------------:|");
+    log("| engine   | concurrency | runs | runs/second |");
+    log("|----------|------------:|-----:|------------:|");
     results.throughput = await benchThroughput(postgres);
   }
 

@@ -28,6 +28,8 @@ export type PostgresNotifier = NotifierV1 & {
 /** Postgres rejects NOTIFY payloads of 8000 bytes or more. */
 const MAX_PAYLOAD_BYTES = 7999;
 const RECONNECT_MIN_MS = 100;
+/** Notifications per NOTIFY statement when publishes queue up. */
+const MAX_BATCH = 100;
 const RECONNECT_MAX_MS = 5_000;
 
 type Listener = (message: NotifierMessage) => void;
@@ -136,6 +138,34 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
     return connecting;
   };
 
+  type Queued = { payload: string; resolve: () => void; reject: (error: unknown) => void };
+  const queue: Queued[] = [];
+
+  /**
+   * Sends queued messages in order, as many per statement as are waiting: under load one round
+   * trip carries many notifications instead of each waiting for the previous one. Postgres drops
+   * a repeated payload within one transaction, so a batch ends before a payload it already holds.
+   */
+  const flush = async (): Promise<void> => {
+    while (queue.length > 0) {
+      const seen = new Set<string>();
+      let size = 0;
+      while (size < queue.length && size < MAX_BATCH && !seen.has(queue[size]!.payload)) {
+        seen.add(queue[size]!.payload);
+        size++;
+      }
+      const batch = queue.slice(0, size);
+      const calls = batch.map((_, index) => `pg_notify($1, $${index + 2})`).join(", ");
+      try {
+        await pool.query(`select ${calls}`, [channel, ...batch.map((item) => item.payload)]);
+        for (const item of batch) item.resolve();
+      } catch (error) {
+        for (const item of batch) item.reject(error);
+      }
+      queue.splice(0, size);
+    }
+  };
+
   const encode = (message: NotifierMessage): string => {
     const payload = JSON.stringify(message);
     if (Buffer.byteLength(payload, "utf8") <= MAX_PAYLOAD_BYTES) return payload;
@@ -149,13 +179,10 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
     publish(message) {
       if (closed)
         return Promise.reject(new PaiError("INTERNAL", "This postgresNotifier is closed; create a new one."));
-      const payload = encode(message);
-      // Serialized: each NOTIFY commits before the next starts, so this process's messages keep their order.
-      const sent = publishChain.then(async () => {
-        await pool.query("select pg_notify($1, $2)", [channel, payload]);
+      return new Promise<void>((resolve, reject) => {
+        queue.push({ payload: encode(message), resolve, reject });
+        if (queue.length === 1) publishChain = publishChain.then(flush);
       });
-      publishChain = sent.catch(() => {});
-      return sent;
     },
 
     subscribe(threadId, listener) {

@@ -61,6 +61,22 @@ describe.skipIf("skip" in engine)("postgresNotifier", () => {
     unsubscribe();
   });
 
+  it("publishes fired together go out in batches and still arrive all, in order, duplicates included", async () => {
+    const { messages, listener, until } = collector();
+    serverB.subscribe("burst", listener);
+    await serverB.ready();
+    const live = (delta: string): NotifierMessage => ({
+      type: "live",
+      threadId: "burst",
+      event: { type: "text-delta", threadId: "burst", runId: "r", messageId: "m", delta },
+    });
+    // Not awaited one by one: they queue behind each other and are sent many per statement.
+    const deltas = Array.from({ length: 250 }, (_, index) => (index % 7 === 0 ? "same" : `d${index}`));
+    await Promise.all(deltas.map((delta) => serverA.publish(live(delta))));
+    await until(deltas.length);
+    expect(messages).toEqual(deltas.map(live));
+  });
+
   it("drops live events too large for NOTIFY and keeps delivering the rest", async () => {
     const { messages, listener, until } = collector();
     serverB.subscribe("thread-big", listener);
