@@ -16,7 +16,9 @@ function percentile(sorted: number[], p: number): number {
 
 /**
  * Measures async tasks with tinybench (warmup first, then a time/iteration budget) and
- * reports median and p95 computed from the raw samples.
+ * reports median and p95 computed from the raw samples. The warm-up is long on purpose: a PAI
+ * run touches far more code than one bare `generateText`, and V8 needs thousands of runs to
+ * optimize it all; a 300 ms warm-up measured JIT tiers, not steady state.
  */
 export async function measure(
   tasks: Array<{ name: string; fn: () => Promise<unknown> }>,
@@ -26,7 +28,7 @@ export async function measure(
     time: options.time ?? 1500,
     iterations: options.iterations ?? 30,
     warmupIterations: options.warmupIterations ?? 20,
-    warmupTime: options.warmupTime ?? 300,
+    warmupTime: options.warmupTime ?? 3000,
   });
   for (const task of tasks) bench.add(task.name, task.fn);
   await bench.warmup();

@@ -59,6 +59,28 @@ export class ThreadStore {
   }
 
   /**
+   * The thread for a change that commits against its version: a snapshot this process keeps is
+   * used without a read. If it is stale the commit conflicts and `transact` re-reads, and a
+   * rejection decided on it is re-checked on a fresh read before it is reported.
+   */
+  async loadForWrite(threadId: string): Promise<ThreadSnapshot | null> {
+    return this.#cache.get(threadId) ?? this.#recent.get(threadId) ?? (await this.load(threadId));
+  }
+
+  /**
+   * The thread for code outside the runtime (a service caller). A snapshot refreshed from the
+   * event log is the object kept in `#recent`, so it is handed out as a copy: a caller that
+   * mutates what it got must not change the runtime's next turn. A storage read is already
+   * the caller's own.
+   */
+  async read(threadId: string): Promise<ThreadSnapshot | null> {
+    const snapshot = await this.load(threadId);
+    return snapshot !== null && this.#recent.get(threadId) === snapshot
+      ? structuredClone(snapshot)
+      : snapshot;
+  }
+
+  /**
    * Idle threads this process ran last (bounded), kept to be refreshed by their event log.
    * Parked threads (waiting on an action) are never kept: they may wait for days.
    */
@@ -148,6 +170,12 @@ export class ThreadStore {
         const base = snapshot ?? emptySnapshot(threadId, now);
         const transition = decide(base, now);
         if (!transition.ok) {
+          if (cached) {
+            // Decided on a snapshot this process kept: the answer must come from current state.
+            this.#cache.delete(threadId);
+            this.#recent.delete(threadId);
+            continue;
+          }
           throw new PaiError(
             transition.code,
             transition.message,
@@ -168,6 +196,8 @@ export class ThreadStore {
           const committed = { threadId, version: result.version, events: transition.events, createdAt: now };
           const next = applyStoredEvents(base, committed);
           this.#remember(threadId, next);
+          // A thread just created is about to get its first message: keep it for that write.
+          if (options.create) this.#keepRecent(threadId, next);
           if (this.storage.notifier !== this.notifier) {
             void this.notifier
               .publish({ type: "thread-advanced", threadId, version: result.version })

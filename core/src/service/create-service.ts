@@ -36,10 +36,20 @@ export function createService(
   const ownThread = async (
     identity: unknown,
     threadId: unknown,
+    /**
+     * `caller`: returned to the caller, so never an object the runtime keeps. `write`: only
+     * used for a version-guarded change, so a kept snapshot may stand in for a read.
+     */
+    use: "check" | "caller" | "write" = "check",
   ): Promise<{ snapshot: ThreadSnapshot; scope: Scope }> => {
     const id = requireString(threadId, "threadId");
     const scope = await scopeOf(identity);
-    const snapshot = await engine.store.load(id);
+    const snapshot =
+      use === "caller"
+        ? await engine.store.read(id)
+        : use === "write"
+          ? await engine.store.loadForWrite(id)
+          : await engine.store.load(id);
     if (!snapshot || snapshot.thread.scopeKey !== scope.scopeKey) {
       throw new PaiError("NOT_FOUND", `Thread ${id} was not found.`);
     }
@@ -89,10 +99,11 @@ export function createService(
         return { items: page.threads, nextCursor: page.nextCursor };
       },
       async get({ identity, threadId }) {
-        return (await ownThread(identity, threadId)).snapshot;
+        return (await ownThread(identity, threadId, "caller")).snapshot;
       },
       async send({ identity, threadId, message, cancelPending, clientTools, clientData }) {
-        const { snapshot, scope } = await ownThread(identity, threadId);
+        // Ownership and the agent never change, and the run starts in a version-guarded commit.
+        const { snapshot, scope } = await ownThread(identity, threadId, "write");
         if (!message || typeof message !== "object") {
           throw new PaiError("INVALID_INPUT", "message must be { text } or { parts }.");
         }

@@ -59,6 +59,28 @@ function observedNotifier() {
 }
 
 describe("service", () => {
+  it("threads.get hands out the caller's own snapshot, also for a thread the runtime just ran", async () => {
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { approve } }),
+      model: [{ text: "first" }, { text: "second" }],
+    });
+    const threadId = await t.createThread();
+    await t.send(threadId, "one");
+    const got = await t.pai.service.threads.get({ identity: t.identity, threadId });
+    got.thread.title = "changed by the caller";
+    got.messages.length = 0;
+    got.runs.length = 0;
+
+    const again = await t.pai.service.threads.get({ identity: t.identity, threadId });
+    expect(again.thread.title).toBeNull();
+    expect(again.messages).toHaveLength(2);
+    // The next turn runs on the stored history, not on the caller's mutated copy.
+    const after = await t.send(threadId, "two");
+    expect(after.messages.map((row) => row.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(after.runs.every((run) => run.status === "completed")).toBe(true);
+    await t.close();
+  });
+
   it("a runtime without a notifier uses the storage's own and publishes each commit exactly once", async () => {
     const { memoryStorage } = await import("@pai/storage-memory");
     const notifier = createMemoryNotifier();

@@ -111,6 +111,68 @@ describe("thread snapshots between turns", () => {
     await second.close();
   });
 
+  it("sending to a thread this process just created or ran reads nothing first", async () => {
+    const { storage, counts } = countingReads(memoryStorage());
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { add } }),
+      storage,
+      model: [{ text: "one" }, { text: "two" }],
+    });
+    const threadId = await t.createThread();
+    for (const text of ["first", "second"]) {
+      counts.loadThread = 0;
+      counts.readEvents = 0;
+      await t.pai.service.threads.send({ identity: t.identity, threadId, message: { text } });
+      await t.pai.waitForIdle(threadId);
+      expect(counts).toMatchObject({ loadThread: 0, readEvents: 0 });
+    }
+    expect((await t.snapshot(threadId)).messages.map((row) => row.role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
+    await t.close();
+  });
+
+  it("a kept snapshot gone stale behind another server's changes gives the same answers as a fresh read", async () => {
+    const shared = memoryStorage();
+    const agent = defineAgent({ tools: { add, approve } });
+    const first = await createTestRuntime({
+      agent,
+      storage: shared,
+      model: [{ text: "one" }, { text: "three" }],
+    });
+    const second = await createTestRuntime({
+      agent,
+      storage: shared,
+      model: [{ text: "two" }, { toolCalls: [{ toolName: "approve", input: {} }] }],
+    });
+    const threadId = await first.createThread();
+    await first.send(threadId, "one");
+    // Another server answers a turn: the first server's kept snapshot is now behind.
+    await second.send(threadId, "two");
+    const third = await first.send(threadId, "three");
+    expect(third.messages.map((row) => row.role)).toEqual([
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+      "user",
+      "assistant",
+    ]);
+    // Now the other server parks a run: a send on the stale snapshot must see its pending action.
+    const waiting = await second.send(threadId, "ship?");
+    expect(waiting.runs.at(-1)?.status).toBe("waiting");
+    const refused = await first.pai.service.threads
+      .send({ identity: first.identity, threadId, message: { text: "four" } })
+      .catch((error) => error);
+    expect(refused).toMatchObject({ code: "CONFLICT" });
+    expect(String(refused.message)).toContain("pending actions");
+    await first.close();
+    await second.close();
+  });
+
   it("a parked thread is not kept", async () => {
     const t = await createTestRuntime({
       agent: defineAgent({ tools: { approve } }),
