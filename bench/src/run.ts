@@ -380,34 +380,50 @@ async function benchGrowth(engines: BenchEngine[]) {
   results.growth = growth;
 }
 
-async function benchParked(engine: BenchEngine, count: number) {
-  const pai = runtimeOn(engine.storage, "approve", engine.notifier ? { notifier: engine.notifier } : {});
+/** Heap after full collections, once pending callbacks (notifications, timers) have run. */
+async function settledHeap(): Promise<number> {
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
-  const before = process.memoryUsage().heapUsed;
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  gc?.();
+  return process.memoryUsage().heapUsed;
+}
+
+async function benchParked(engine: BenchEngine, count: number) {
+  let pai: Pai | null = runtimeOn(
+    engine.storage,
+    "approve",
+    engine.notifier ? { notifier: engine.notifier } : {},
+  );
+  const before = await settledHeap();
   const concurrency = 50;
   let next = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < count) {
         next++;
-        const thread = await pai.service.threads.create({ identity });
-        await pai.service.threads.send({ identity, threadId: thread.threadId, message: { text: "ship?" } });
-        await pai.waitForIdle(thread.threadId);
+        const thread = await pai!.service.threads.create({ identity });
+        await pai!.service.threads.send({
+          identity,
+          threadId: thread.threadId,
+          message: { text: "ship?" },
+        });
+        await pai!.waitForIdle(thread.threadId);
       }
     }),
   );
-  gc?.();
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  gc?.();
-  const after = process.memoryUsage().heapUsed;
+  const after = await settledHeap();
   const held = pai.engine.store.cachedThreads;
   const recent = pai.engine.store.recentThreads;
   await pai.close();
+  pai = null;
+  // What is left once the runtime is gone is the storage's (for memory storage: every thread).
+  const withoutRuntime = await settledHeap();
   return {
     engine: engine.name,
     threads: count,
     heapDeltaMiB: (after - before) / 2 ** 20,
+    runtimeHeldMiB: (after - withoutRuntime) / 2 ** 20,
     cachedSnapshots: held,
     recentIdleSnapshots: recent,
   };
@@ -464,17 +480,17 @@ async function main() {
   log();
   log("### Parked threads (each waiting on a pending action)");
   log(
-    "| engine   | threads | heap delta MiB | snapshots of parked threads held | idle-thread snapshots held |",
+    "| engine   | threads | heap delta MiB | of which the runtime's MiB | snapshots of parked threads held | idle-thread snapshots held |",
   );
   log(
-    "|----------|--------:|---------------:|---------------------------------:|---------------------------:|",
+    "|----------|--------:|---------------:|---------------------------:|---------------------------------:|---------------------------:|",
   );
   const parked: unknown[] = [];
   for (const engine of engines.filter((candidate) => candidate.name !== "pglite")) {
     const result = await benchParked(engine, 10_000);
     parked.push(result);
     log(
-      `| ${result.engine.padEnd(8)} | ${String(result.threads).padStart(7)} | ${result.heapDeltaMiB.toFixed(1).padStart(14)} | ${String(result.cachedSnapshots).padStart(32)} | ${String(result.recentIdleSnapshots).padStart(26)} |`,
+      `| ${result.engine.padEnd(8)} | ${String(result.threads).padStart(7)} | ${result.heapDeltaMiB.toFixed(1).padStart(14)} | ${result.runtimeHeldMiB.toFixed(1).padStart(26)} | ${String(result.cachedSnapshots).padStart(32)} | ${String(result.recentIdleSnapshots).padStart(26)} |`,
     );
   }
   results.parked = parked;

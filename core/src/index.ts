@@ -175,7 +175,7 @@ export type {
   StorageV1,
 } from "./ports/storage.js";
 // Ports
-export { defaultStorageCapabilities } from "./ports/storage.js";
+export { commitLeaseProblem, defaultStorageCapabilities } from "./ports/storage.js";
 export type {
   CapabilityAcquireContext,
   CapabilityBinding,

@@ -1,5 +1,6 @@
 import {
   type ActionRow,
+  commitLeaseProblem,
   type MessageRow,
   PaiError,
   type RunRow,
@@ -72,6 +73,8 @@ export function planCommit(input: StorageCommit): CommitPlan {
         break;
     }
   }
+  const leaseProblem = commitLeaseProblem(input);
+  if (leaseProblem) throw new PaiError("INVALID_INPUT", leaseProblem);
   if (expectedVersion === 0 && !thread) {
     throw new PaiError(
       "INVALID_INPUT",
@@ -85,4 +88,10 @@ export function planCommit(input: StorageCommit): CommitPlan {
     actions: [...actions.values()],
     toolData: [...toolData.values()],
   };
+}
+
+/** The lease columns of a run row: set for the run the commit takes the lease of, else null (kept). */
+export function leaseColumns(input: StorageCommit, runId: string): Record<string, string | null> {
+  const lease = input.lease?.runId === runId ? input.lease : null;
+  return { lease_owner: lease?.owner ?? null, lease_expires_at: lease?.expiresAt ?? null };
 }

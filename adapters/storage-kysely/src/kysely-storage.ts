@@ -15,7 +15,7 @@ import {
   type ThreadSnapshot,
 } from "@pai/core";
 import { type Expression, type Kysely, sql, type Transaction } from "kysely";
-import { type CommitPlan, planCommit } from "./commit-plan.js";
+import { type CommitPlan, leaseColumns, planCommit } from "./commit-plan.js";
 import { type DialectFamily, detectDialectFamily } from "./dialect-family.js";
 import { type CommitNotification, postgresCommit, postgresLoadThread } from "./postgres-statements.js";
 import { type DbRow, decodeCursor, encodeCursor, RowCodec } from "./row-codec.js";
@@ -130,13 +130,15 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
     keys: string[],
     update: string[],
     keepFirst: string[] = [],
+    keepUnlessGiven: string[] = [],
   ): Promise<void> {
     const set: Record<string, Expression<unknown>> = {};
+    const current = (column: string) =>
+      family === "mysql" ? sql.ref(column) : sql.ref(`${table}.${column}`);
     for (const column of update) set[column] = excluded(column);
-    for (const column of keepFirst) {
-      const current = family === "mysql" ? sql.ref(column) : sql.ref(`${table}.${column}`);
-      set[column] = sql`coalesce(${current}, ${excluded(column)})`;
-    }
+    for (const column of keepFirst) set[column] = sql`coalesce(${current(column)}, ${excluded(column)})`;
+    for (const column of keepUnlessGiven)
+      set[column] = sql`coalesce(${excluded(column)}, ${current(column)})`;
     for (let start = 0; start < rows.length; start += BATCH_ROWS) {
       const insert = trx.insertInto(table).values(rows.slice(start, start + BATCH_ROWS));
       await (family === "mysql"
@@ -206,14 +208,18 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
       );
     }
     if (plan.runs.length > 0) {
-      // Lease columns are left alone: a run row may already carry a lease taken before this upsert.
+      // A run keeps the lease it has (it may predate the run's first commit) unless the commit takes it.
       await upsert(
         trx,
         t.runs,
-        plan.runs.map((run, index) => codec.runColumns(run, threadId, seq(index))),
+        plan.runs.map((run, index) => ({
+          ...codec.runColumns(run, threadId, seq(index)),
+          ...leaseColumns(input, run.runId),
+        })),
         ["thread_id", "run_id"],
         ["status", "row", "created_at"],
         ["seq"],
+        ["lease_owner", "lease_expires_at"],
       );
     }
     if (plan.actions.length > 0) {

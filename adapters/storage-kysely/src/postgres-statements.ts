@@ -1,6 +1,6 @@
 import type { StorageCommit, ThreadSnapshot } from "@pai/core";
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import type { CommitPlan } from "./commit-plan.js";
+import { type CommitPlan, leaseColumns } from "./commit-plan.js";
 import { type DbRow, RowCodec } from "./row-codec.js";
 import type { TableNames } from "./table-names.js";
 
@@ -30,6 +30,8 @@ const runColumns: Column[] = [
   ["row", "jsonb"],
   ["created_at", "text"],
   ["seq", "bigint"],
+  ["lease_owner", "text"],
+  ["lease_expires_at", "text"],
 ];
 const actionColumns: Column[] = [
   ["thread_id", "text"],
@@ -70,6 +72,7 @@ function upsertCte(
   keys: string[],
   update: string[],
   keepFirst: string[] = [],
+  keepUnlessGiven: string[] = [],
 ): RawBuilder<unknown> {
   const names = sql.join(columns.map(([column]) => sql.ref(column)));
   const recordType = sql.join(columns.map(([column, type]) => sql`${sql.ref(column)} ${sql.raw(type)}`));
@@ -79,6 +82,10 @@ function upsertCte(
     ...keepFirst.map(
       (column) =>
         sql`${sql.ref(column)} = coalesce(${sql.ref(`${table}.${column}`)}, ${sql.ref(`excluded.${column}`)})`,
+    ),
+    ...keepUnlessGiven.map(
+      (column) =>
+        sql`${sql.ref(column)} = coalesce(${sql.ref(`excluded.${column}`)}, ${sql.ref(`${table}.${column}`)})`,
     ),
   ]);
   return sql`${sql.ref(name)} as (
@@ -151,16 +158,20 @@ export async function postgresCommit(
     );
   }
   if (plan.runs.length > 0) {
-    // Lease columns are left alone: a run row may already carry a lease taken before this upsert.
+    // A run keeps the lease it has (it may predate the run's first commit) unless the commit takes it.
     ctes.push(
       upsertCte(
         "r",
         t.runs,
         runColumns,
-        plan.runs.map((run, index) => inline.runColumns(run, threadId, seq(index))),
+        plan.runs.map((run, index) => ({
+          ...inline.runColumns(run, threadId, seq(index)),
+          ...leaseColumns(input, run.runId),
+        })),
         ["thread_id", "run_id"],
         ["status", "row", "created_at"],
         ["seq"],
+        ["lease_owner", "lease_expires_at"],
       ),
     );
   }

@@ -15,7 +15,7 @@ import type {
   ThreadSnapshot,
   ToolDataRow,
 } from "@pai/core";
-import { PaiError } from "@pai/core";
+import { commitLeaseProblem, PaiError } from "@pai/core";
 import { copyRows } from "./copy-rows.js";
 
 export type MemoryStorageOptions = {
@@ -88,6 +88,8 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageV1 {
         );
       }
     }
+    const leaseProblem = commitLeaseProblem(input);
+    if (leaseProblem) invalid(leaseProblem);
     if (input.expectedVersion === 0 && !input.events.some((event) => event.type === "thread-updated")) {
       invalid(
         `creating thread "${input.threadId}" (expectedVersion 0) needs a thread-updated event in the commit.`,
@@ -130,6 +132,12 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageV1 {
       record.thread = { ...record.thread, version, updatedAt: input.now };
       record.events.push({ threadId: input.threadId, version, events, createdAt: input.now });
       threads.set(input.threadId, record);
+      if (input.lease) {
+        leases.set(leaseKey(input.threadId, input.lease.runId), {
+          owner: input.lease.owner,
+          expiresAt: Date.parse(input.lease.expiresAt),
+        });
+      }
       return { ok: true, version };
     },
 

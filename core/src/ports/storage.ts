@@ -34,7 +34,28 @@ export type StorageCommit = {
   events: ThreadEvent[];
   /** ISO timestamp from the runtime's clock (storage never reads a clock for rows). */
   now: string;
+  /**
+   * Takes the lease of a run this commit upserts, in the same atomic write, whatever lease the
+   * run had. Meant for a run the commit creates (nobody else can hold it yet): the runtime
+   * starts driving it without a separate `acquireRunLease` round trip.
+   */
+  lease?: { runId: string; owner: string; expiresAt: string };
 };
+
+/** Rejects a `StorageCommit.lease` that does not name a run the commit upserts. */
+export function commitLeaseProblem(input: StorageCommit): string | null {
+  const lease = input.lease;
+  if (lease === undefined) return null;
+  if (typeof lease.owner !== "string" || lease.owner.length === 0)
+    return "lease.owner must be a non-empty string.";
+  if (Number.isNaN(Date.parse(lease.expiresAt))) {
+    return `lease.expiresAt must be an ISO timestamp, got ${JSON.stringify(lease.expiresAt)}.`;
+  }
+  const upserted = input.events.some(
+    (event) => event.type === "run-upserted" && event.run.runId === lease.runId,
+  );
+  return upserted ? null : `lease.runId "${lease.runId}" is not a run this commit upserts.`;
+}
 
 export type StorageCommitResult =
   | { ok: true; version: number }

@@ -283,6 +283,7 @@ export class Engine {
   ): Promise<{ runId: string; version: number; queued: boolean }> {
     const runId = this.generateId();
     let queued = false;
+    let lease: ReturnType<RunLeases["leaseForCommit"]> | undefined;
     const result = await this.store.transact(
       input.threadId,
       (snapshot, now) => {
@@ -343,8 +344,16 @@ export class Engine {
         events.push(started);
         return { ok: true, events: events.flatMap((transition) => (transition.ok ? transition.events : [])) };
       },
-      input.snapshot ? { fresh: input.snapshot } : {},
+      {
+        ...(input.snapshot ? { fresh: input.snapshot } : {}),
+        // A run that starts now is leased by the commit that creates it: no separate round trip.
+        lease: () => {
+          lease = queued ? undefined : this.#runLeases.leaseForCommit(runId);
+          return lease;
+        },
+      },
     );
+    if (lease) this.#runLeases.taken(lease);
     if (!queued) {
       this.#emit({
         type: "run-start",

@@ -31,6 +31,8 @@ type Lease = {
 export class RunLeases {
   readonly #leases = new Map<string, Lease>();
   readonly #mutex = new KeyedMutex();
+  /** Leases a commit already took (store-clock ms), for the next `hold` to use without a round trip. */
+  readonly #taken = new Map<string, number>();
 
   constructor(
     readonly storage: StorageV1,
@@ -59,6 +61,20 @@ export class RunLeases {
     this.onLost(runId);
   }
 
+  /** The lease a commit takes for a run this process creates and is about to drive. */
+  leaseForCommit(runId: string): { runId: string; owner: string; expiresAt: string } {
+    return {
+      runId,
+      owner: this.owner,
+      expiresAt: new Date(this.clock().getTime() + this.leaseMs).toISOString(),
+    };
+  }
+
+  /** Records that a commit took the run's lease (see `leaseForCommit`). */
+  taken(lease: { runId: string; expiresAt: string }): void {
+    this.#taken.set(lease.runId, Date.parse(lease.expiresAt) - this.leaseMs);
+  }
+
   /** Takes (or joins) the lease of a run; waits up to two lease lengths for another holder. */
   async hold(threadId: string, runId: string): Promise<() => Promise<void>> {
     await this.#mutex.run(runId, async () => {
@@ -67,8 +83,13 @@ export class RunLeases {
         existing.count++;
         return;
       }
+      const takenAt = this.#taken.get(runId);
+      this.#taken.delete(runId);
+      // A lease taken by a commit is used while most of it is left; otherwise it is renewed.
+      const committed =
+        takenAt !== undefined && this.clock().getTime() - takenAt < this.leaseMs * 0.6 ? takenAt : undefined;
       const deadline = Date.now() + this.leaseMs * 2;
-      while (!(await this.#renew(threadId, runId))) {
+      while (committed === undefined && !(await this.#renew(threadId, runId))) {
         if (Date.now() > deadline) {
           throw new PaiError(
             "CONFLICT",
@@ -80,7 +101,7 @@ export class RunLeases {
       const lease: Lease = {
         count: 1,
         threadId,
-        renewedAt: this.clock().getTime(),
+        renewedAt: committed ?? this.clock().getTime(),
         lost: false,
         ended: false,
         timer: setInterval(
@@ -144,6 +165,7 @@ export class RunLeases {
   }
 
   async releaseAll(): Promise<void> {
+    this.#taken.clear();
     for (const [runId, lease] of this.#leases) {
       clearInterval(lease.timer);
       if (!lease.lost) {

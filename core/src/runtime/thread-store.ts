@@ -1,6 +1,6 @@
 import { PaiError } from "../errors/pai-error.js";
 import type { NotifierV1 } from "../ports/notifier.js";
-import type { StorageV1 } from "../ports/storage.js";
+import type { StorageCommit, StorageV1 } from "../ports/storage.js";
 import type { ThreadEvent } from "../state/events.js";
 import { applyStoredEvents, type ThreadSnapshot } from "../state/snapshot.js";
 import type { Transition } from "../state/transitions.js";
@@ -159,6 +159,8 @@ export class ThreadStore {
       create?: boolean;
       /** A snapshot the caller just read; used instead of a second read (a conflict still reloads). */
       fresh?: ThreadSnapshot;
+      /** A run lease to take in the same commit, asked after `decide` (which may change its mind on retry). */
+      lease?: () => StorageCommit["lease"];
     } = {},
   ): Promise<TransactResult> {
     return this.#mutex.run(threadId, async () => {
@@ -186,11 +188,13 @@ export class ThreadStore {
           return { snapshot: base, version: base.thread.version, events: [] };
         }
         const expectedVersion = snapshot ? snapshot.thread.version : 0;
+        const lease = options.lease?.();
         const result = await this.storage.commit({
           threadId,
           expectedVersion,
           events: transition.events,
           now,
+          ...(lease ? { lease } : {}),
         });
         if (result.ok) {
           const committed = { threadId, version: result.version, events: transition.events, createdAt: now };

@@ -830,6 +830,48 @@ export function runStorageConformance<TStorage extends StorageV1>(
         expect(await recoverableOf(threadId, 200)).toEqual([{ threadId, runId: run.runId }]);
       });
 
+      it("takes a run's lease in the commit that creates the run, and keeps other runs' leases", async () => {
+        const { threadId, runs } = await setup([{ status: "running" }]);
+        const other = runs[0];
+        expect(await lease(threadId, other.runId, "owner-a", 100, 300)).toBe(true);
+        const run = makeRunRow({ threadId, runId: id("r"), status: "running", createdAt: at(110) });
+        const result = await storage().commit({
+          threadId,
+          expectedVersion: 1,
+          events: [
+            { type: "run-upserted", run },
+            { type: "run-upserted", run: { ...other, step: 2, updatedAt: at(110) } },
+          ],
+          now: at(110),
+          lease: { runId: run.runId, owner: "owner-b", expiresAt: at(200) },
+        });
+        expect(result).toEqual({ ok: true, version: 2 });
+        expect(await lease(threadId, run.runId, "owner-a", 120, 220)).toBe(false);
+        expect(await lease(threadId, run.runId, "owner-b", 130, 230)).toBe(true);
+        expect(await lease(threadId, other.runId, "owner-b", 140, 240)).toBe(false);
+        expect(await recoverableOf(threadId, 150)).toEqual([]);
+        // A lease taken by a commit expires like any other.
+        expect(await recoverableOf(threadId, 250)).toEqual([{ threadId, runId: run.runId }]);
+      });
+
+      it("rejects a commit lease for a run the commit does not upsert, writing nothing", async () => {
+        const { threadId, runs } = await setup([{ status: "running" }]);
+        const error = await storage()
+          .commit({
+            threadId,
+            expectedVersion: 1,
+            events: [{ type: "run-upserted", run: { ...runs[0], step: 1 } }],
+            now: at(100),
+            lease: { runId: "not-in-this-commit", owner: "owner-a", expiresAt: at(200) },
+          })
+          .then(
+            () => null,
+            (caught: unknown) => caught,
+          );
+        expect(error).toMatchObject({ code: "INVALID_INPUT" });
+        expect((await load(threadId)).thread.version).toBe(1);
+      });
+
       it("lists running and queued runs whose lease is absent or expired as recoverable", async () => {
         const { threadId, runs } = await setup([
           { status: "running" }, // 0: no lease -> recoverable

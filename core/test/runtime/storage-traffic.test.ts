@@ -48,7 +48,7 @@ const approve = defineTool({
 });
 
 describe("storage traffic", () => {
-  it("a parked run releases its lease; a submit takes it once and the finished run needs no release", async () => {
+  it("a run is leased by the commit that starts it; parked it releases the lease, resumed it takes it once", async () => {
     const { storage, counts } = countingReads(memoryStorage());
     const t = await createTestRuntime({
       agent: defineAgent({ tools: { approve } }),
@@ -58,8 +58,9 @@ describe("storage traffic", () => {
     const threadId = await t.createThread();
     const waiting = await t.send(threadId, "ship?");
     expect(waiting.runs.at(-1)?.status).toBe("waiting");
-    // Released at once, so another server can resume the run without waiting for expiry.
-    expect(counts).toMatchObject({ acquireRunLease: 1, releaseRunLease: 1 });
+    // Taken by the commit that started the run; released at once when it parked, so another
+    // server can resume the run without waiting for the lease to expire.
+    expect(counts).toMatchObject({ acquireRunLease: 0, releaseRunLease: 1 });
     counts.acquireRunLease = 0;
     counts.releaseRunLease = 0;
     const done = await t.submit(threadId, "approve.approval", { ok: true });

@@ -26,6 +26,12 @@ const emptyCounters = (): Counters => ({ commits: 0, events: 0, eventBytes: 0, s
 
 const WRITE_NODES = new Set(["InsertQueryNode", "UpdateQueryNode", "DeleteQueryNode"]);
 
+/** Builder writes, and the raw single-statement commit (data-modifying CTEs) Postgres uses. */
+function isWrite(event: LogEvent & { level: "query" }): boolean {
+  const kind = event.query.query.kind;
+  return WRITE_NODES.has(kind) || (kind === "RawNode" && /^\s*with\b/i.test(event.query.sql));
+}
+
 function parameterBytes(value: unknown): number {
   if (value === null || value === undefined) return 0;
   if (typeof value === "string") return Buffer.byteLength(value, "utf8");
@@ -49,7 +55,7 @@ describe("write cost per step on Postgres", async () => {
   const db = new Kysely<any>({
     dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: postgresUrl, max: 1 }) }),
     log: (event: LogEvent) => {
-      if (event.level !== "query" || !WRITE_NODES.has(event.query.query.kind)) return;
+      if (event.level !== "query" || !isWrite(event)) return;
       counters.statements++;
       counters.sqlBytes += Buffer.byteLength(event.query.sql, "utf8");
       for (const parameter of event.query.parameters) counters.sqlBytes += parameterBytes(parameter);
