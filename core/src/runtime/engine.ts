@@ -1694,10 +1694,57 @@ export class Engine {
               errorText: errorMessage,
               ...(failOutcome ? { outcome: failOutcome } : {}),
             };
-    const clientTools = input.clientTools;
     const reenters = input.kind === "submit" && action.kind === "suspend" && Boolean(registration);
     // Claimed before the commit so a concurrent driver never mistakes the call for a crash leftover.
     if (reenters) this.#inflightFor(run.runId).add(action.toolCallId);
+    // Held across the commit so the snapshot it produces stays cached for the work that follows.
+    const held = this.store.hold(input.threadId);
+    try {
+      return await this.#commitResolution(input, {
+        action,
+        run,
+        part,
+        request,
+        agentEntry,
+        registration,
+        resolution,
+        reenters,
+        parsedSubmit,
+        snapshot,
+      });
+    } finally {
+      held();
+    }
+  }
+
+  async #commitResolution(
+    input: Parameters<Engine["resolve"]>[0],
+    context: {
+      action: ActionRow;
+      run: RunRow;
+      part: { input?: unknown } | undefined;
+      request: RequestContext;
+      agentEntry: RegisteredAgent;
+      registration: RuntimeToolRegistration | undefined;
+      resolution: Parameters<typeof resolveAction>[1]["resolution"];
+      reenters: boolean;
+      parsedSubmit: unknown;
+      snapshot: ThreadSnapshot;
+    },
+  ): Promise<{ action: ActionRow; version: number }> {
+    const {
+      action,
+      run,
+      part,
+      request,
+      agentEntry,
+      registration,
+      resolution,
+      reenters,
+      parsedSubmit,
+      snapshot,
+    } = context;
+    const clientTools = input.clientTools;
     const result = await this.store
       .transact(
         input.threadId,
@@ -1782,7 +1829,8 @@ export class Engine {
     } else {
       void this.continueRun(input.threadId, run.runId, input.identity, input.scope);
     }
-    return { action: resolved, version: result.version };
+    // A copy: the committed snapshot stays cached for the run, and the caller owns what it gets.
+    return { action: structuredClone(resolved), version: result.version };
   }
 
   /**

@@ -63,7 +63,13 @@ describe("storage traffic", () => {
     expect(counts).toMatchObject({ acquireRunLease: 0, releaseRunLease: 1 });
     counts.acquireRunLease = 0;
     counts.releaseRunLease = 0;
-    const done = await t.submit(threadId, "approve.approval", { ok: true });
+    const actionId = waiting.actions[0]!.actionId;
+    counts.loadThread = 0;
+    await t.pai.service.actions.submit({ identity: t.identity, threadId, actionId, payload: { ok: true } });
+    await t.pai.waitForIdle(threadId);
+    // One read to check the action; the re-entered tool and the driver work on the committed snapshot.
+    expect(counts.loadThread).toBe(1);
+    const done = await t.snapshot(threadId);
     expect(done.runs.at(-1)?.status).toBe("completed");
     // The re-entered tool hands the lease to the driver; a completed run is never adopted.
     expect(counts).toMatchObject({ acquireRunLease: 1, releaseRunLease: 0 });
