@@ -1745,6 +1745,8 @@ export class Engine {
       snapshot,
     } = context;
     const clientTools = input.clientTools;
+    let wakes = false;
+    let lease: ReturnType<RunLeases["leaseForCommit"]> | undefined;
     const result = await this.store
       .transact(
         input.threadId,
@@ -1755,6 +1757,15 @@ export class Engine {
             idempotencyKey: input.idempotencyKey ?? null,
             now,
           });
+          // Waking a parked run: nobody drives it, so this commit takes its lease for this process.
+          wakes =
+            resolved.ok &&
+            resolved.events.some(
+              (event) =>
+                event.type === "run-upserted" &&
+                event.run.runId === run.runId &&
+                event.run.status === "running",
+            );
           if (!resolved.ok || !clientTools) return resolved;
           const current = state.runs.find((candidate) => candidate.runId === action.runId);
           if (!current) return resolved;
@@ -1769,12 +1780,19 @@ export class Engine {
             ],
           };
         },
-        { fresh: snapshot },
+        {
+          fresh: snapshot,
+          lease: () => {
+            lease = wakes ? this.#runLeases.leaseForCommit(run.runId) : undefined;
+            return lease;
+          },
+        },
       )
       .catch((error: unknown) => {
         if (reenters) this.#inflightFor(run.runId).delete(action.toolCallId);
         throw error;
       });
+    if (lease) this.#runLeases.taken(lease);
     const resolved = result.snapshot.actions.find((candidate) => candidate.actionId === input.actionId)!;
     this.#emit({
       type: "action-resolved",
