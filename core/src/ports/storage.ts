@@ -36,8 +36,8 @@ export type StorageCommit = {
   now: string;
   /**
    * Takes the lease of a run this commit upserts, in the same atomic write, whatever lease the
-   * run had. Meant for a run the commit creates (nobody else can hold it yet): the runtime
-   * starts driving it without a separate `acquireRunLease` round trip.
+   * run had. Meant for a run nobody drives: one the commit creates, or a parked run the commit
+   * wakes. The runtime then drives it without a separate `acquireRunLease` round trip.
    */
   lease?: { runId: string; owner: string; expiresAt: string };
 };
