@@ -4,7 +4,14 @@
  */
 import { writeFileSync } from "node:fs";
 import { createAgentRuntime, type Pai, type StorageV1 } from "@pai/core";
-import { generateText, stepCountIs, tool } from "ai";
+import {
+  convertToModelMessages,
+  generateText,
+  type ModelMessage,
+  stepCountIs,
+  tool,
+  type UIMessage,
+} from "ai";
 import { z } from "zod";
 import { countingStorage } from "./counting-storage.ts";
 import { type BenchEngine, openMemory, openPglite, openPostgres } from "./engines.ts";
@@ -279,12 +286,18 @@ async function benchRoundTrips(engines: BenchEngine[]) {
   results.roundTrips = rows;
 }
 
-/** The history `seedThread` writes, as model messages for the bare AI SDK baseline. */
-function seededHistory(count: number): Array<{ role: "user" | "assistant"; content: string }> {
-  return Array.from({ length: count }, (_, index) => ({
+/**
+ * The history `seedThread` writes, converted by the AI SDK exactly as PAI converts it, so the
+ * bare baseline's model calls process the same prompt shape PAI's do.
+ */
+async function seededHistory(count: number): Promise<ModelMessage[]> {
+  const messages: UIMessage[] = Array.from({ length: count }, (_, index) => ({
+    id: `seed-${index}`,
     role: index % 2 === 0 ? ("user" as const) : ("assistant" as const),
-    content: `message ${index}: ${"lorem ipsum ".repeat(8)}`,
+    parts: [{ type: "text" as const, text: `message ${index}: ${"lorem ipsum ".repeat(8)}` }],
   }));
+  messages.push({ id: "ask", role: "user", parts: [{ type: "text", text: "1+2?" }] });
+  return convertToModelMessages(messages);
 }
 
 /**
@@ -306,7 +319,7 @@ async function benchGrowth(engines: BenchEngine[]) {
   };
   const bare = new Map<number, Measurement>();
   for (const size of sizes) {
-    const messages = [...seededHistory(size), { role: "user" as const, content: "1+2?" }];
+    const messages = await seededHistory(size);
     const [measurement] = await measure([
       {
         name: `bare ${size}`,
