@@ -1,4 +1,5 @@
 import { scriptedModel } from "@pai/core/testing";
+import { tool } from "ai";
 import { z } from "zod";
 
 /**
@@ -60,3 +61,12 @@ export function turnModel(toolName: "add" | "approve") {
     { recordCalls: false },
   );
 }
+
+/** The same `add` tool for the bare AI SDK baselines, executed by the SDK itself. */
+export const bareAddTools = {
+  add: tool({
+    description: "Add two numbers.",
+    inputSchema: z.object({ a: z.number(), b: z.number() }),
+    execute: async ({ a, b }) => a + b,
+  }),
+};

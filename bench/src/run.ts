@@ -15,7 +15,7 @@ import {
 import { z } from "zod";
 import { countingStorage } from "./counting-storage.ts";
 import { type BenchEngine, openMemory, openPglite, openPostgres } from "./engines.ts";
-import { benchAgent, turnModel } from "./fixtures.ts";
+import { bareAddTools, benchAgent, turnModel } from "./fixtures.ts";
 import { formatMs, type Measurement, measure } from "./harness.ts";
 import { startBareTrpcHost, startBenchHost } from "./trpc-host.ts";
 
@@ -78,13 +78,7 @@ function tableHeader(title: string) {
 
 async function benchTwoStep(engines: BenchEngine[]) {
   const bareModel = turnModel("add");
-  const bareTools = {
-    add: tool({
-      description: "Add two numbers.",
-      inputSchema: z.object({ a: z.number(), b: z.number() }),
-      execute: async ({ a, b }) => a + b,
-    }),
-  };
+  const bareTools = bareAddTools;
   const runtimes = engines.map((engine) => ({ engine, pai: runtimeOn(engine.storage, "add") }));
   const measured = await measure([
     {
@@ -310,13 +304,7 @@ async function benchGrowth(engines: BenchEngine[]) {
   const sizes = [10, 100, 1000];
   const threadsPerSize = 30;
   const bareModel = turnModel("add");
-  const bareTools = {
-    add: tool({
-      description: "Add two numbers.",
-      inputSchema: z.object({ a: z.number(), b: z.number() }),
-      execute: async ({ a, b }) => a + b,
-    }),
-  };
+  const bareTools = bareAddTools;
   const bare = new Map<number, Measurement>();
   for (const size of sizes) {
     const messages = await seededHistory(size);

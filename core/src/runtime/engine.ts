@@ -1700,155 +1700,114 @@ export class Engine {
     // Held across the commit so the snapshot it produces stays cached for the work that follows.
     const held = this.store.hold(input.threadId);
     try {
-      return await this.#commitResolution(input, {
-        action,
-        run,
-        part,
-        request,
-        agentEntry,
-        registration,
-        resolution,
-        reenters,
-        parsedSubmit,
-        snapshot,
+      const clientTools = input.clientTools;
+      let wakes = false;
+      let lease: ReturnType<RunLeases["leaseForCommit"]> | undefined;
+      const result = await this.store
+        .transact(
+          input.threadId,
+          (state, now) => {
+            const resolved = resolveAction(state, {
+              actionId: input.actionId,
+              resolution,
+              idempotencyKey: input.idempotencyKey ?? null,
+              now,
+            });
+            // Waking a parked run: nobody drives it, so this commit takes its lease for this process.
+            wakes =
+              resolved.ok &&
+              resolved.events.some(
+                (event) =>
+                  event.type === "run-upserted" &&
+                  event.run.runId === run.runId &&
+                  event.run.status === "running",
+              );
+            if (!resolved.ok || !clientTools) return resolved;
+            const current = state.runs.find((candidate) => candidate.runId === action.runId);
+            if (!current) return resolved;
+            return {
+              ok: true,
+              events: [
+                ...resolved.events.map((event) =>
+                  event.type === "run-upserted" && event.run.runId === current.runId
+                    ? { ...event, run: { ...event.run, clientTools, identity: toJsonOrNull(input.identity) } }
+                    : event,
+                ),
+              ],
+            };
+          },
+          {
+            fresh: snapshot,
+            lease: () => {
+              lease = wakes ? this.#runLeases.leaseForCommit(run.runId) : undefined;
+              return lease;
+            },
+          },
+        )
+        .catch((error: unknown) => {
+          if (reenters) this.#inflightFor(run.runId).delete(action.toolCallId);
+          throw error;
+        });
+      if (lease) this.#runLeases.taken(lease);
+      const resolved = result.snapshot.actions.find((candidate) => candidate.actionId === input.actionId)!;
+      this.#emit({
+        type: "action-resolved",
+        threadId: input.threadId,
+        runId: run.runId,
+        agentId: agentEntry.id,
+        scopeKey: input.scope.scopeKey,
+        toolName: action.toolName,
+        toolCallId: action.toolCallId,
+        actionId: action.actionId,
+        actionName: action.name,
+        actionKind: action.kind,
+        resolution: input.kind,
       });
+      if (reenters && registration) {
+        // Parsed above by the suspension's resumeSchema (see #submitSchema).
+        const resume = parsedSubmit;
+        void this.#track(
+          input.threadId,
+          (async () => {
+            const release = this.store.hold(input.threadId);
+            let releaseLease: (() => Promise<void>) | undefined;
+            try {
+              releaseLease = await this.#holdLease(input.threadId, run.runId);
+              await this.#runToolCall({
+                threadId: input.threadId,
+                runId: run.runId,
+                toolCallId: action.toolCallId,
+                toolName: action.toolName,
+                input: part?.input,
+                entry: { type: "resume", action: resolved, resume },
+                request,
+                agentEntry,
+              });
+              // The driver's lease hold is queued before this release, so the lease passes to it
+              // in process instead of being released and taken again (two storage round trips).
+              const driven = this.continueRun(input.threadId, run.runId, input.identity, input.scope);
+              await releaseLease();
+              releaseLease = undefined;
+              await driven;
+            } catch (error) {
+              if (error instanceof LeaseLostError) {
+                this.reportError({ error, phase: "run", threadId: input.threadId, runId: run.runId });
+              } else await this.#failRun(input.threadId, run.runId, error);
+            } finally {
+              this.#inflightFor(run.runId).delete(action.toolCallId);
+              await releaseLease?.();
+              release();
+            }
+          })(),
+        );
+      } else {
+        void this.continueRun(input.threadId, run.runId, input.identity, input.scope);
+      }
+      // A copy: the committed snapshot stays cached for the run, and the caller owns what it gets.
+      return { action: structuredClone(resolved), version: result.version };
     } finally {
       held();
     }
-  }
-
-  async #commitResolution(
-    input: Parameters<Engine["resolve"]>[0],
-    context: {
-      action: ActionRow;
-      run: RunRow;
-      part: { input?: unknown } | undefined;
-      request: RequestContext;
-      agentEntry: RegisteredAgent;
-      registration: RuntimeToolRegistration | undefined;
-      resolution: Parameters<typeof resolveAction>[1]["resolution"];
-      reenters: boolean;
-      parsedSubmit: unknown;
-      snapshot: ThreadSnapshot;
-    },
-  ): Promise<{ action: ActionRow; version: number }> {
-    const {
-      action,
-      run,
-      part,
-      request,
-      agentEntry,
-      registration,
-      resolution,
-      reenters,
-      parsedSubmit,
-      snapshot,
-    } = context;
-    const clientTools = input.clientTools;
-    let wakes = false;
-    let lease: ReturnType<RunLeases["leaseForCommit"]> | undefined;
-    const result = await this.store
-      .transact(
-        input.threadId,
-        (state, now) => {
-          const resolved = resolveAction(state, {
-            actionId: input.actionId,
-            resolution,
-            idempotencyKey: input.idempotencyKey ?? null,
-            now,
-          });
-          // Waking a parked run: nobody drives it, so this commit takes its lease for this process.
-          wakes =
-            resolved.ok &&
-            resolved.events.some(
-              (event) =>
-                event.type === "run-upserted" &&
-                event.run.runId === run.runId &&
-                event.run.status === "running",
-            );
-          if (!resolved.ok || !clientTools) return resolved;
-          const current = state.runs.find((candidate) => candidate.runId === action.runId);
-          if (!current) return resolved;
-          return {
-            ok: true,
-            events: [
-              ...resolved.events.map((event) =>
-                event.type === "run-upserted" && event.run.runId === current.runId
-                  ? { ...event, run: { ...event.run, clientTools, identity: toJsonOrNull(input.identity) } }
-                  : event,
-              ),
-            ],
-          };
-        },
-        {
-          fresh: snapshot,
-          lease: () => {
-            lease = wakes ? this.#runLeases.leaseForCommit(run.runId) : undefined;
-            return lease;
-          },
-        },
-      )
-      .catch((error: unknown) => {
-        if (reenters) this.#inflightFor(run.runId).delete(action.toolCallId);
-        throw error;
-      });
-    if (lease) this.#runLeases.taken(lease);
-    const resolved = result.snapshot.actions.find((candidate) => candidate.actionId === input.actionId)!;
-    this.#emit({
-      type: "action-resolved",
-      threadId: input.threadId,
-      runId: run.runId,
-      agentId: agentEntry.id,
-      scopeKey: input.scope.scopeKey,
-      toolName: action.toolName,
-      toolCallId: action.toolCallId,
-      actionId: action.actionId,
-      actionName: action.name,
-      actionKind: action.kind,
-      resolution: input.kind,
-    });
-    if (reenters && registration) {
-      // Parsed above by the suspension's resumeSchema (see #submitSchema).
-      const resume = parsedSubmit;
-      void this.#track(
-        input.threadId,
-        (async () => {
-          const release = this.store.hold(input.threadId);
-          let releaseLease: (() => Promise<void>) | undefined;
-          try {
-            releaseLease = await this.#holdLease(input.threadId, run.runId);
-            await this.#runToolCall({
-              threadId: input.threadId,
-              runId: run.runId,
-              toolCallId: action.toolCallId,
-              toolName: action.toolName,
-              input: part?.input,
-              entry: { type: "resume", action: resolved, resume },
-              request,
-              agentEntry,
-            });
-            // The driver's lease hold is queued before this release, so the lease passes to it
-            // in process instead of being released and taken again (two storage round trips).
-            const driven = this.continueRun(input.threadId, run.runId, input.identity, input.scope);
-            await releaseLease();
-            releaseLease = undefined;
-            await driven;
-          } catch (error) {
-            if (error instanceof LeaseLostError) {
-              this.reportError({ error, phase: "run", threadId: input.threadId, runId: run.runId });
-            } else await this.#failRun(input.threadId, run.runId, error);
-          } finally {
-            this.#inflightFor(run.runId).delete(action.toolCallId);
-            await releaseLease?.();
-            release();
-          }
-        })(),
-      );
-    } else {
-      void this.continueRun(input.threadId, run.runId, input.identity, input.scope);
-    }
-    // A copy: the committed snapshot stays cached for the run, and the caller owns what it gets.
-    return { action: structuredClone(resolved), version: result.version };
   }
 
   /**
