@@ -174,6 +174,10 @@ describe("host app with PAI mounted under `pai` (real HTTP server, @trpc/client)
     await waitFor(flakyThread, (state) => state.pending.length === 1);
     // Cut every connection (both watchers' SSE streams) in the middle of the run.
     host.cutConnections();
+    // The submit waits for the client to see its sockets closed: a POST written to a keep-alive
+    // socket the server destroyed a moment ago fails with "other side closed" (fetch never
+    // retries a POST). That is a race of this test's own cut, not what it is about.
+    await new Promise((resolve) => setTimeout(resolve, 50));
     await steady.thread(thread.id).getState().pending[0]?.submit({ approved: false });
     const expected = await waitFor(thread, (state) => state.run?.status === "completed");
     const resumed = await waitFor(flakyThread, (state) => state.version === expected.version);
