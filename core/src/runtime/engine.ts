@@ -417,6 +417,7 @@ export class Engine {
       const { run, pending, unsettled } = analyzeRun(snapshot, runId);
       if (run?.status === "waiting") {
         // Parked by the commit that created its last blocker (see parkIfBlocked).
+        this.#runLeases.releaseNotNeeded(runId);
         this.capabilities.threadIdle(snapshot.thread.scopeKey, threadId);
         this.#forgetRun(runId);
         return;
@@ -445,6 +446,7 @@ export class Engine {
           }
           return setRunStatus(state, { runId, status: "waiting", now });
         });
+        this.#runLeases.releaseNotNeeded(runId);
         this.capabilities.threadIdle(snapshot.thread.scopeKey, threadId);
         this.#forgetRun(runId);
         return;
@@ -514,7 +516,7 @@ export class Engine {
     error: string | null,
   ): Promise<void> {
     const threadId = snapshot.thread.threadId;
-    this.#runLeases.ended(runId);
+    this.#runLeases.releaseNotNeeded(runId);
     this.#forgetRun(runId);
     this.#emit({
       type: "run-end",

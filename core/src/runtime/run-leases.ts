@@ -17,7 +17,7 @@ type Lease = {
   /** Store-clock time (ms) of the last successful acquire or renewal. */
   renewedAt: number;
   lost: boolean;
-  /** The run reached a terminal status: nothing can adopt it, so the lease is not released in storage. */
+  /** The run ended or parked: its lease needs no release write (see `releaseNotNeeded`). */
   ended: boolean;
 };
 
@@ -141,10 +141,11 @@ export class RunLeases {
   }
 
   /**
-   * Records that a run this process holds reached a terminal status. Recovery only adopts
-   * queued or running runs, so its lease needs no release write (one round trip per run).
+   * Records that a run this process holds ended or parked, so dropping its lease needs no
+   * storage write (one round trip per run). Recovery adopts only queued or running runs, and
+   * the commit that wakes a parked run takes its lease whatever lease it still has.
    */
-  ended(runId: string): void {
+  releaseNotNeeded(runId: string): void {
     const lease = this.#leases.get(runId);
     if (lease) lease.ended = true;
   }

@@ -48,7 +48,7 @@ const approve = defineTool({
 });
 
 describe("storage traffic", () => {
-  it("a run is leased by the commits that start and wake it, and releases the lease only when it parks", async () => {
+  it("a run is leased by the commits that start and wake it, and never needs a lease call", async () => {
     const { storage, counts } = countingReads(memoryStorage());
     const t = await createTestRuntime({
       agent: defineAgent({ tools: { approve } }),
@@ -58,9 +58,9 @@ describe("storage traffic", () => {
     const threadId = await t.createThread();
     const waiting = await t.send(threadId, "ship?");
     expect(waiting.runs.at(-1)?.status).toBe("waiting");
-    // Taken by the commit that started the run; released at once when it parked, so another
-    // server can resume the run without waiting for the lease to expire.
-    expect(counts).toMatchObject({ acquireRunLease: 0, releaseRunLease: 1 });
+    // Taken by the commit that started the run, and not released when it parked: the commit
+    // that wakes it takes the lease whatever lease it still has.
+    expect(counts).toMatchObject({ acquireRunLease: 0, releaseRunLease: 0 });
     counts.acquireRunLease = 0;
     counts.releaseRunLease = 0;
     const actionId = waiting.actions[0]!.actionId;
@@ -75,6 +75,29 @@ describe("storage traffic", () => {
     // completed run is never adopted, so it needs no release.
     expect(counts).toMatchObject({ acquireRunLease: 0, releaseRunLease: 0 });
     await t.close();
+  });
+});
+
+describe("leases across servers", () => {
+  it("another server resumes a run this one parked at once, although the parked run kept its lease", async () => {
+    const shared = memoryStorage();
+    const agent = defineAgent({ tools: { approve } });
+    const first = await createTestRuntime({
+      agent,
+      storage: shared,
+      model: [{ toolCalls: [{ toolName: "approve", input: {} }] }],
+    });
+    const second = await createTestRuntime({ agent, storage: shared, model: [{ text: "done" }] });
+    const threadId = await first.createThread();
+    const waiting = await first.send(threadId, "ship?");
+    expect(waiting.runs.at(-1)?.status).toBe("waiting");
+    const started = Date.now();
+    const done = await second.submit(threadId, waiting.actions[0]!.actionId, { ok: true });
+    expect(done.runs.at(-1)?.status).toBe("completed");
+    // Far below the 30 s lease: the waking commit took the lease instead of waiting it out.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await first.close();
+    await second.close();
   });
 });
 
