@@ -8,6 +8,8 @@ import {
   type ThreadRow,
   type ToolDataRow,
 } from "@pai/core";
+import { type Expression, sql } from "kysely";
+import type { DbRow, RowCodec } from "./row-codec.js";
 
 /** The rows one commit writes: the last event per key wins, ordered by each key's first event. */
 export type CommitPlan = {
@@ -91,7 +93,101 @@ export function planCommit(input: StorageCommit): CommitPlan {
 }
 
 /** The lease columns of a run row: set for the run the commit takes the lease of, else null (kept). */
-export function leaseColumns(input: StorageCommit, runId: string): Record<string, string | null> {
+function leaseColumns(input: StorageCommit, runId: string): Record<string, string | null> {
   const lease = input.lease?.runId === runId ? input.lease : null;
   return { lease_owner: lease?.owner ?? null, lease_expires_at: lease?.expiresAt ?? null };
+}
+
+/** A per-thread commit order for rows first written by it: version-major, event-minor. */
+const SEQ_STRIDE = 1_000_000;
+
+/**
+ * How a table's rows are upserted: `update` columns take the new value, `keepFirst` keep the
+ * value of the row's first write, `keepUnlessGiven` keep the stored value unless the new row
+ * carries one.
+ */
+export type UpsertRule = {
+  keys: string[];
+  update: string[];
+  keepFirst?: string[];
+  keepUnlessGiven?: string[];
+};
+
+export type TableWrite = {
+  table: "messages" | "runs" | "actions" | "toolData";
+  rows: DbRow[];
+  rule: UpsertRule;
+};
+
+/**
+ * The upserts a commit makes, one per touched table, with rows encoded by `codec`. Every SQL
+ * path writes these, so the rules live here once.
+ */
+export function tableWrites(input: StorageCommit, plan: CommitPlan, codec: RowCodec): TableWrite[] {
+  const { threadId } = input;
+  const seq = (index: number) => (input.expectedVersion + 1) * SEQ_STRIDE + index;
+  const writes: TableWrite[] = [];
+  if (plan.messages.length > 0) {
+    writes.push({
+      table: "messages",
+      rows: plan.messages.map((message) => codec.messageColumns(message, threadId)),
+      rule: {
+        keys: ["thread_id", "message_id"],
+        update: ["position", "role", "message", "run_id", "created_at", "updated_at"],
+      },
+    });
+  }
+  if (plan.runs.length > 0) {
+    writes.push({
+      table: "runs",
+      rows: plan.runs.map((run, index) => ({
+        ...codec.runColumns(run, threadId, seq(index)),
+        ...leaseColumns(input, run.runId),
+      })),
+      // A run keeps the lease it has (it may predate the run's first commit) unless the commit takes it.
+      rule: {
+        keys: ["thread_id", "run_id"],
+        update: ["status", "row", "created_at"],
+        keepFirst: ["seq"],
+        keepUnlessGiven: ["lease_owner", "lease_expires_at"],
+      },
+    });
+  }
+  if (plan.actions.length > 0) {
+    writes.push({
+      table: "actions",
+      rows: plan.actions.map((action, index) => codec.actionColumns(action, threadId, seq(index))),
+      rule: {
+        keys: ["thread_id", "action_id"],
+        update: ["scope_key", "state", "created_at", "episode", "row"],
+      },
+    });
+  }
+  if (plan.toolData.length > 0) {
+    writes.push({
+      table: "toolData",
+      rows: plan.toolData.map((item, index) => codec.toolDataColumns(item, threadId, seq(index))),
+      rule: { keys: ["thread_id", "tool_call_id", "channel", "item_id"], update: ["value", "updated_at"] },
+    });
+  }
+  return writes;
+}
+
+/** The `SET` assignments of an upsert's conflict branch, in the caller's SQL dialect. */
+export function upsertAssignments(
+  rule: UpsertRule,
+  excluded: (column: string) => Expression<unknown>,
+  current: (column: string) => Expression<unknown>,
+): Array<[column: string, value: Expression<unknown>]> {
+  return [
+    ...rule.update.map((column): [string, Expression<unknown>] => [column, excluded(column)]),
+    ...(rule.keepFirst ?? []).map((column): [string, Expression<unknown>] => [
+      column,
+      sql`coalesce(${current(column)}, ${excluded(column)})`,
+    ]),
+    ...(rule.keepUnlessGiven ?? []).map((column): [string, Expression<unknown>] => [
+      column,
+      sql`coalesce(${excluded(column)}, ${current(column)})`,
+    ]),
+  ];
 }

@@ -15,10 +15,16 @@ import {
   type ThreadSnapshot,
 } from "@pai/core";
 import { type Expression, type Kysely, sql, type Transaction } from "kysely";
-import { type CommitPlan, leaseColumns, planCommit } from "./commit-plan.js";
+import {
+  type CommitPlan,
+  planCommit,
+  type TableWrite,
+  tableWrites,
+  upsertAssignments,
+} from "./commit-plan.js";
 import { type DialectFamily, detectDialectFamily } from "./dialect-family.js";
 import { type CommitNotification, postgresCommit, postgresLoadThread } from "./postgres-statements.js";
-import { type DbRow, decodeCursor, encodeCursor, RowCodec } from "./row-codec.js";
+import { decodeCursor, encodeCursor, RowCodec } from "./row-codec.js";
 import { DEFAULT_TABLE_PREFIX, type TableNames, tableNames } from "./table-names.js";
 
 export type KyselyStorageOptions = {
@@ -48,8 +54,6 @@ type Db = Kysely<any>;
 
 /** Rows per multi-row statement: stays far below every engine's bound-parameter limit. */
 const BATCH_ROWS = 500;
-/** A per-thread commit order for rows first written by it: version-major, event-minor. */
-const SEQ_STRIDE = 1_000_000;
 const COMMIT_ATTEMPTS = 3;
 
 class CommitConflict {
@@ -122,28 +126,16 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
   const excluded = (column: string): Expression<unknown> =>
     family === "mysql" ? sql`values(${sql.ref(column)})` : sql.ref(`excluded.${column}`);
 
-  /** One multi-row upsert per batch; `keepFirst` columns keep the value of the row's first write. */
-  async function upsert(
-    trx: Db,
-    table: string,
-    rows: DbRow[],
-    keys: string[],
-    update: string[],
-    keepFirst: string[] = [],
-    keepUnlessGiven: string[] = [],
-  ): Promise<void> {
-    const set: Record<string, Expression<unknown>> = {};
+  /** One multi-row upsert per batch of the write's rows. */
+  async function upsert(trx: Db, table: string, write: TableWrite): Promise<void> {
     const current = (column: string) =>
       family === "mysql" ? sql.ref(column) : sql.ref(`${table}.${column}`);
-    for (const column of update) set[column] = excluded(column);
-    for (const column of keepFirst) set[column] = sql`coalesce(${current(column)}, ${excluded(column)})`;
-    for (const column of keepUnlessGiven)
-      set[column] = sql`coalesce(${excluded(column)}, ${current(column)})`;
-    for (let start = 0; start < rows.length; start += BATCH_ROWS) {
-      const insert = trx.insertInto(table).values(rows.slice(start, start + BATCH_ROWS));
+    const set = Object.fromEntries(upsertAssignments(write.rule, excluded, current));
+    for (let start = 0; start < write.rows.length; start += BATCH_ROWS) {
+      const insert = trx.insertInto(table).values(write.rows.slice(start, start + BATCH_ROWS));
       await (family === "mysql"
         ? insert.onDuplicateKeyUpdate(set)
-        : insert.onConflict((conflict) => conflict.columns(keys).doUpdateSet(set))
+        : insert.onConflict((conflict) => conflict.columns(write.rule.keys).doUpdateSet(set))
       ).execute();
     }
   }
@@ -197,49 +189,7 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
         .executeTakeFirst();
       if (Number(result.numUpdatedRows) === 0) throw new CommitConflict(await currentVersion(trx, threadId));
     }
-    const seq = (index: number) => version * SEQ_STRIDE + index;
-    if (plan.messages.length > 0) {
-      await upsert(
-        trx,
-        t.messages,
-        plan.messages.map((message) => codec.messageColumns(message, threadId)),
-        ["thread_id", "message_id"],
-        ["position", "role", "message", "run_id", "created_at", "updated_at"],
-      );
-    }
-    if (plan.runs.length > 0) {
-      // A run keeps the lease it has (it may predate the run's first commit) unless the commit takes it.
-      await upsert(
-        trx,
-        t.runs,
-        plan.runs.map((run, index) => ({
-          ...codec.runColumns(run, threadId, seq(index)),
-          ...leaseColumns(input, run.runId),
-        })),
-        ["thread_id", "run_id"],
-        ["status", "row", "created_at"],
-        ["seq"],
-        ["lease_owner", "lease_expires_at"],
-      );
-    }
-    if (plan.actions.length > 0) {
-      await upsert(
-        trx,
-        t.actions,
-        plan.actions.map((action, index) => codec.actionColumns(action, threadId, seq(index))),
-        ["thread_id", "action_id"],
-        ["scope_key", "state", "created_at", "episode", "row"],
-      );
-    }
-    if (plan.toolData.length > 0) {
-      await upsert(
-        trx,
-        t.toolData,
-        plan.toolData.map((item, index) => codec.toolDataColumns(item, threadId, seq(index))),
-        ["thread_id", "tool_call_id", "channel", "item_id"],
-        ["value", "updated_at"],
-      );
-    }
+    for (const write of tableWrites(input, plan, codec)) await upsert(trx, t[write.table], write);
     await trx
       .insertInto(t.threadEvents)
       .values({ thread_id: threadId, version, events: codec.json(input.events), created_at: now })

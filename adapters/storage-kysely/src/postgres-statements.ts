@@ -1,6 +1,6 @@
 import type { StorageCommit, ThreadSnapshot } from "@pai/core";
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import { type CommitPlan, leaseColumns } from "./commit-plan.js";
+import { type CommitPlan, type TableWrite, tableWrites, upsertAssignments } from "./commit-plan.js";
 import { type DbRow, RowCodec } from "./row-codec.js";
 import type { TableNames } from "./table-names.js";
 
@@ -53,6 +53,14 @@ const toolDataColumns: Column[] = [
   ["seq", "bigint"],
 ];
 
+/** Each table's CTE name and `jsonb_to_recordset` record type. */
+const cteOf: Record<TableWrite["table"], { name: string; columns: Column[] }> = {
+  messages: { name: "m", columns: messageColumns },
+  runs: { name: "r", columns: runColumns },
+  actions: { name: "a", columns: actionColumns },
+  toolData: { name: "d", columns: toolDataColumns },
+};
+
 /** Where commits announce themselves: `pg_notify(channel, payload)` inside the commit statement. */
 export type CommitNotification = { channel: string };
 
@@ -61,37 +69,24 @@ const inline = new RowCodec("postgres", { inlineJson: true });
 export type PostgresCommitResult = { version: number | null };
 
 /**
- * The upsert of one table as a CTE: inserts `rows` (decoded from one JSON parameter) only if
- * the thread's version guard `t` matched, updating `update` columns and keeping `keepFirst`.
+ * The upsert of one table as a CTE: inserts the rows (decoded from one JSON parameter) only if
+ * the thread's version guard `t` matched.
  */
-function upsertCte(
-  name: string,
-  table: string,
-  columns: Column[],
-  rows: DbRow[],
-  keys: string[],
-  update: string[],
-  keepFirst: string[] = [],
-  keepUnlessGiven: string[] = [],
-): RawBuilder<unknown> {
+function upsertCte(name: string, table: string, columns: Column[], write: TableWrite): RawBuilder<unknown> {
   const names = sql.join(columns.map(([column]) => sql.ref(column)));
   const recordType = sql.join(columns.map(([column, type]) => sql`${sql.ref(column)} ${sql.raw(type)}`));
   const selected = sql.join(columns.map(([column]) => sql.ref(`x.${column}`)));
-  const set = sql.join([
-    ...update.map((column) => sql`${sql.ref(column)} = ${sql.ref(`excluded.${column}`)}`),
-    ...keepFirst.map(
-      (column) =>
-        sql`${sql.ref(column)} = coalesce(${sql.ref(`${table}.${column}`)}, ${sql.ref(`excluded.${column}`)})`,
-    ),
-    ...keepUnlessGiven.map(
-      (column) =>
-        sql`${sql.ref(column)} = coalesce(${sql.ref(`excluded.${column}`)}, ${sql.ref(`${table}.${column}`)})`,
-    ),
-  ]);
+  const set = sql.join(
+    upsertAssignments(
+      write.rule,
+      (column) => sql.ref(`excluded.${column}`),
+      (column) => sql.ref(`${table}.${column}`),
+    ).map(([column, value]) => sql`${sql.ref(column)} = ${value}`),
+  );
   return sql`${sql.ref(name)} as (
     insert into ${sql.table(table)} (${names})
-    select ${selected} from t, jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as x(${recordType})
-    on conflict (${sql.join(keys.map((key) => sql.ref(key)))}) do update set ${set}
+    select ${selected} from t, jsonb_to_recordset(${JSON.stringify(write.rows)}::jsonb) as x(${recordType})
+    on conflict (${sql.join(write.rule.keys.map((key) => sql.ref(key)))}) do update set ${set}
     returning 1
   )`;
 }
@@ -110,7 +105,6 @@ export async function postgresCommit(
 ): Promise<PostgresCommitResult> {
   const { threadId, expectedVersion, now } = input;
   const version = expectedVersion + 1;
-  const seq = (index: number) => version * 1_000_000 + index;
   const threadValues = plan.thread ? codec.threadColumns(plan.thread) : null;
 
   let guard: RawBuilder<unknown>;
@@ -145,59 +139,9 @@ export async function postgresCommit(
   }
 
   const ctes: RawBuilder<unknown>[] = [guard];
-  if (plan.messages.length > 0) {
-    ctes.push(
-      upsertCte(
-        "m",
-        t.messages,
-        messageColumns,
-        plan.messages.map((message) => inline.messageColumns(message, threadId)),
-        ["thread_id", "message_id"],
-        ["position", "role", "message", "run_id", "created_at", "updated_at"],
-      ),
-    );
-  }
-  if (plan.runs.length > 0) {
-    // A run keeps the lease it has (it may predate the run's first commit) unless the commit takes it.
-    ctes.push(
-      upsertCte(
-        "r",
-        t.runs,
-        runColumns,
-        plan.runs.map((run, index) => ({
-          ...inline.runColumns(run, threadId, seq(index)),
-          ...leaseColumns(input, run.runId),
-        })),
-        ["thread_id", "run_id"],
-        ["status", "row", "created_at"],
-        ["seq"],
-        ["lease_owner", "lease_expires_at"],
-      ),
-    );
-  }
-  if (plan.actions.length > 0) {
-    ctes.push(
-      upsertCte(
-        "a",
-        t.actions,
-        actionColumns,
-        plan.actions.map((action, index) => inline.actionColumns(action, threadId, seq(index))),
-        ["thread_id", "action_id"],
-        ["scope_key", "state", "created_at", "episode", "row"],
-      ),
-    );
-  }
-  if (plan.toolData.length > 0) {
-    ctes.push(
-      upsertCte(
-        "d",
-        t.toolData,
-        toolDataColumns,
-        plan.toolData.map((item, index) => inline.toolDataColumns(item, threadId, seq(index))),
-        ["thread_id", "tool_call_id", "channel", "item_id"],
-        ["value", "updated_at"],
-      ),
-    );
+  for (const write of tableWrites(input, plan, inline)) {
+    const { name, columns } = cteOf[write.table];
+    ctes.push(upsertCte(name, t[write.table], columns, write));
   }
   ctes.push(sql`e as (
     insert into ${sql.table(t.threadEvents)} (thread_id, version, events, created_at)

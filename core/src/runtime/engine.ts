@@ -417,9 +417,7 @@ export class Engine {
       const { run, pending, unsettled } = analyzeRun(snapshot, runId);
       if (run?.status === "waiting") {
         // Parked by the commit that created its last blocker (see parkIfBlocked).
-        this.#runLeases.releaseNotNeeded(runId);
-        this.capabilities.threadIdle(snapshot.thread.scopeKey, threadId);
-        this.#forgetRun(runId);
+        this.#parked(snapshot, runId);
         return;
       }
       if (run?.status !== "running") return;
@@ -446,9 +444,7 @@ export class Engine {
           }
           return setRunStatus(state, { runId, status: "waiting", now });
         });
-        this.#runLeases.releaseNotNeeded(runId);
-        this.capabilities.threadIdle(snapshot.thread.scopeKey, threadId);
-        this.#forgetRun(runId);
+        this.#parked(snapshot, runId);
         return;
       }
       const maxSteps = agentEntry.definition.maxSteps ?? this.#options.maxSteps ?? 20;
@@ -479,6 +475,13 @@ export class Engine {
       }
       if (driver.again) driver.again = false;
     }
+  }
+
+  /** A parked run holds nothing in this process: no lease to release, no capabilities, no bookkeeping. */
+  #parked(snapshot: ThreadSnapshot, runId: string): void {
+    this.#runLeases.releaseNotNeeded(runId);
+    this.capabilities.threadIdle(snapshot.thread.scopeKey, snapshot.thread.threadId);
+    this.#forgetRun(runId);
   }
 
   /** A step that produced no tool calls ends the run. */

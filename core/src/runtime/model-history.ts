@@ -10,10 +10,9 @@ import { convertToModelMessages, type ModelMessage, type ToolSet, type UIMessage
  */
 export class ModelHistory {
   /** Keyed by the agent definition (its `toModelOutput` converters), then by stored message. */
-  readonly #byAgent = new WeakMap<object, WeakMap<object, ModelMessage[]>>();
+  readonly #byAgent = new WeakMap<object, WeakMap<object, ModelMessage[] | "approval-request">>();
 
   async convert(agent: object, messages: UIMessage[], tools: ToolSet): Promise<ModelMessage[]> {
-    if (messages.some(hasSdkApprovalRequest)) return convertToModelMessages(messages, { tools });
     let cache = this.#byAgent.get(agent);
     if (!cache) {
       cache = new WeakMap();
@@ -23,9 +22,13 @@ export class ModelHistory {
     for (const message of messages) {
       let converted = cache.get(message);
       if (!converted) {
-        converted = await convertToModelMessages([message], { tools });
+        // A message's parts are scanned once, when it is first converted, not on every step.
+        converted = hasSdkApprovalRequest(message)
+          ? "approval-request"
+          : await convertToModelMessages([message], { tools });
         cache.set(message, converted);
       }
+      if (converted === "approval-request") return convertToModelMessages(messages, { tools });
       out.push(...converted);
     }
     return out;

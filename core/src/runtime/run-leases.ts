@@ -18,7 +18,7 @@ type Lease = {
   renewedAt: number;
   lost: boolean;
   /** The run ended or parked: its lease needs no release write (see `releaseNotNeeded`). */
-  ended: boolean;
+  releaseNotNeeded: boolean;
 };
 
 /**
@@ -103,7 +103,7 @@ export class RunLeases {
         threadId,
         renewedAt: committed ?? this.clock().getTime(),
         lost: false,
-        ended: false,
+        releaseNotNeeded: false,
         timer: setInterval(
           () => {
             const startedAt = this.clock().getTime();
@@ -132,7 +132,7 @@ export class RunLeases {
         if (lease.count > 0) return;
         clearInterval(lease.timer);
         this.#leases.delete(runId);
-        if (lease.lost || lease.ended) return;
+        if (lease.lost || lease.releaseNotNeeded) return;
         await this.storage
           .releaseRunLease({ threadId, runId, owner: this.owner })
           .catch((error) => this.onError(error, threadId, runId));
@@ -147,7 +147,7 @@ export class RunLeases {
    */
   releaseNotNeeded(runId: string): void {
     const lease = this.#leases.get(runId);
-    if (lease) lease.ended = true;
+    if (lease) lease.releaseNotNeeded = true;
   }
 
   /** Throws `LeaseLostError` unless this process still holds the run's lease. */
