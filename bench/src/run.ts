@@ -3,7 +3,7 @@
  * and reported as ratios. See bench/README.md for how to read the table.
  */
 import { writeFileSync } from "node:fs";
-import { createAgentRuntime, type Pai, type StorageV1 } from "@pai/core";
+import { createAgentRuntime, type Pai, type StorageV1, scopeFromIdentity } from "@pai/core";
 import {
   convertToModelMessages,
   generateText,
@@ -34,6 +34,7 @@ function runtimeOn(
   extra: { notifier?: BenchEngine["notifier"] } = {},
 ) {
   return createAgentRuntime({
+    scope: scopeFromIdentity,
     agent: benchAgent,
     storage,
     model: turnModel(toolName),

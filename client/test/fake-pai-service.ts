@@ -180,7 +180,7 @@ export function createFakePaiService(options: { presignFiles?: boolean } = {}): 
     threads: {
       async create(input) {
         const { scopeKey, userId } = identityOf(input.identity);
-        const threadId = input.threadId ?? nextId("thread");
+        const threadId = nextId("thread");
         if (threads.has(threadId)) throw new PaiError("CONFLICT", `Thread ${threadId} already exists.`);
         const now = clock();
         const thread = {

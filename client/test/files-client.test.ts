@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createPai, defineAgent, type FilesV1, PaiError } from "@pai/core";
+import { createPai, defineAgent, type FilesV1, PaiError, scopeFromIdentity } from "@pai/core";
 import { scriptedModel } from "@pai/core/testing";
 import { memoryFiles, memoryStorage } from "@pai/storage-memory";
 import { afterEach, describe, expect, it } from "vitest";
@@ -49,6 +49,7 @@ async function presigningFiles(): Promise<FilesV1> {
 
 async function clientWith(files: FilesV1, fetchImpl?: typeof fetch) {
   const pai = createPai({
+    scope: scopeFromIdentity,
     agents: { main: defineAgent({ name: "main" }) },
     storage: memoryStorage(),
     files,

@@ -107,7 +107,9 @@ export type {
 } from "./definitions/tool-types.js";
 export type { PaiErrorCode, PaiErrorOptions, PaiIssue } from "./errors/pai-error.js";
 export {
+  correlationIdOf,
   getErrorMessage,
+  internalErrorFor,
   PAI_ERROR_CODES,
   PAI_ERROR_HTTP_STATUS,
   PaiError,
@@ -117,9 +119,9 @@ export {
 export type { ToolFailure, ToolFailureDetails } from "./errors/tool-failure.js";
 export { toolFailureDetails } from "./errors/tool-failure.js";
 export { ToolInvocationError } from "./errors/tool-invocation-error.js";
-export type { JsonObject, JsonPrimitive, JsonValue } from "./json/json-value.js";
+export type { JsonLimits, JsonObject, JsonPrimitive, JsonValue } from "./json/json-value.js";
 // JSON
-export { isJsonValue, normalizeJson } from "./json/json-value.js";
+export { DEFAULT_JSON_LIMITS, isJsonValue, normalizeJson } from "./json/json-value.js";
 export type { AgentManifest, ToolManifestEntry } from "./manifest/agent-manifest.js";
 export { agentManifest, toolManifestEntry } from "./manifest/agent-manifest.js";
 export { getToolName, isPaiToolPart } from "./parts/get-tool-name.js";
@@ -188,7 +190,7 @@ export type {
   Pai,
 } from "./runtime/create-pai.js";
 // Runtime (lead)
-export { createAgentRuntime, createPai } from "./runtime/create-pai.js";
+export { createAgentRuntime, createPai, scopeFromIdentity } from "./runtime/create-pai.js";
 /** @internal The engine behind `Pai.engine`; sibling packages and tests only. */
 export type { Engine, RegisteredAgent } from "./runtime/engine.js";
 export type {
@@ -198,7 +200,12 @@ export type {
   RuntimeEventType,
   RuntimeObserver,
 } from "./runtime/runtime-events.js";
-export type { RuntimeErrorReport, RuntimeOptions } from "./runtime/runtime-options.js";
+export type {
+  RuntimeErrorReport,
+  RuntimeOptions,
+  ScopeOption,
+  ScopeResolver,
+} from "./runtime/runtime-options.js";
 export { createService } from "./service/create-service.js";
 // Service API
 export type { Identity, Register, Scope } from "./service/identity.js";

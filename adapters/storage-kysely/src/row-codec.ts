@@ -170,10 +170,21 @@ export function encodeCursor(key: Array<string | number>): string {
   return Buffer.from(JSON.stringify(key), "utf8").toString("base64url");
 }
 
+/** A cursor key part this storage could have written: printable ASCII (ids, ISO stamps), bounded. */
+const CURSOR_PART = /^[\x20-\x7e]{1,512}$/;
+
 export function decodeCursor(cursor: string, length: number): Array<string | number> | null {
   try {
     const key: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(key) && key.length === length) return key as Array<string | number>;
+    // Forged parts (objects, numbers, non-ASCII text) would reach SQL comparisons that some
+    // engines reject with an error instead of an empty page; refuse them as invalid cursors.
+    if (
+      Array.isArray(key) &&
+      key.length === length &&
+      key.every((part) => typeof part === "string" && CURSOR_PART.test(part))
+    ) {
+      return key as string[];
+    }
   } catch {
     // Falls through to null: the caller reports an invalid cursor.
   }

@@ -24,25 +24,33 @@ export type PaiBaseProcedure<TContext, TMeta, TContextOverrides, TErrorShape> = 
   TErrorShape
 >;
 
-export type CreatePaiRouterOptions<TContext, TMeta, TContextOverrides, TErrorShape> = {
+export type CreatePaiRouterOptions<TContext, TMeta, TContextOverrides, TErrorShape, TIdentity = Identity> = {
   /**
    * The procedure every PAI procedure is built on: the host's own `t.procedure` or a procedure
    * with its auth middleware, so the host's context, middleware and transformer apply.
    */
   procedure: PaiBaseProcedure<TContext, TMeta, TContextOverrides, TErrorShape>;
-  service: PaiService;
+  /**
+   * `pai.service`. It is typed by the identity its runtime's `scope` option reads, so `identity`
+   * below must return that type: a runtime created without `scope` needs an identity with
+   * `scopeKey` (a compile error otherwise; there is no shared default tenant).
+   */
+  service: PaiService<TIdentity>;
   /** Derives the caller's identity from the host's context. Throw (e.g. UNAUTHORIZED) to refuse. */
   identity: (
     ctx: inferProcedureBuilderResolverOptions<
       PaiBaseProcedure<TContext, TMeta, TContextOverrides, TErrorShape>
     >["ctx"],
-  ) => Identity | Promise<Identity>;
+  ) => NoInfer<TIdentity> | Promise<NoInfer<TIdentity>>;
   /** Input size limits; unset ones use `DEFAULT_PAI_ROUTER_LIMITS` (uploads: `maxUploadBytes`). */
   limits?: Partial<PaiRouterLimits>;
   /** Upload policy of `files.upload`. */
   files?: PaiRouterFilesOptions;
-  /** Receives unexpected errors in full before clients get a redacted message. */
-  onInternalError?: (error: unknown, info: { path: string }) => void;
+  /**
+   * Receives unexpected errors the router meets outside the service (the service reports its
+   * own to the runtime's `onRuntimeError`), with the correlation id the client was given.
+   */
+  onInternalError?: (error: unknown, info: { path: string; correlationId: string }) => void;
 };
 
 /** Upload policy of the `files` procedures. */
@@ -65,8 +73,8 @@ export type PaiRouterFilesOptions = {
  *   pai: createPaiRouter({ procedure: authedProcedure, service: pai.service, identity: (ctx) => ctx.user }),
  * });
  */
-export function createPaiRouter<TContext, TMeta, TContextOverrides, TErrorShape>(
-  options: CreatePaiRouterOptions<TContext, TMeta, TContextOverrides, TErrorShape>,
+export function createPaiRouter<TContext, TMeta, TContextOverrides, TErrorShape, TIdentity = Identity>(
+  options: CreatePaiRouterOptions<TContext, TMeta, TContextOverrides, TErrorShape, TIdentity>,
 ) {
   const { procedure, service } = options;
   const limits: PaiRouterLimits = { ...DEFAULT_PAI_ROUTER_LIMITS, ...options.limits };
@@ -74,11 +82,13 @@ export function createPaiRouter<TContext, TMeta, TContextOverrides, TErrorShape>
   const mediaTypes = createMediaTypeAllowlist(options.files?.allowedMediaTypes);
   type Ctx = Parameters<typeof options.identity>[0];
 
-  const call = async <T>(path: string, ctx: Ctx, run: (identity: Identity) => Promise<T>): Promise<T> => {
+  const call = async <T>(path: string, ctx: Ctx, run: (identity: TIdentity) => Promise<T>): Promise<T> => {
     try {
       return await run(await options.identity(ctx));
     } catch (error) {
-      throw toTrpcError(error, (cause) => options.onInternalError?.(cause, { path }));
+      throw toTrpcError(error, (cause, correlationId) =>
+        options.onInternalError?.(cause, { path, correlationId }),
+      );
     }
   };
 
@@ -136,7 +146,9 @@ export function createPaiRouter<TContext, TMeta, TContextOverrides, TErrorShape>
           }
         } catch (error) {
           if (signal?.aborted) return;
-          throw toTrpcError(error, (cause) => options.onInternalError?.(cause, { path: "threads.watch" }));
+          throw toTrpcError(error, (cause, correlationId) =>
+            options.onInternalError?.(cause, { path: "threads.watch", correlationId }),
+          );
         }
       }),
     },

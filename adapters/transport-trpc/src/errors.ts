@@ -1,4 +1,11 @@
-import { PaiError, type PaiErrorCode, type PaiIssue, REDACTED_ERROR_MESSAGE, toPaiError } from "@pai/core";
+import {
+  correlationIdOf,
+  internalErrorFor,
+  PaiError,
+  type PaiErrorCode,
+  type PaiIssue,
+  toPaiError,
+} from "@pai/core";
 import { type TRPC_ERROR_CODE_KEY, TRPCError } from "@trpc/server";
 
 /**
@@ -25,24 +32,32 @@ const REDACTED_CODES = new Set<PaiErrorCode>(["INTERNAL", "INVALID_DEFINITION"])
  * The error a PAI procedure throws. Thrown `TRPCError`s (e.g. the host's UNAUTHORIZED from
  * `identity(ctx)`) pass through; `PaiError`s map to their tRPC code with their message and
  * keep the `PaiError` as `cause` (its `issues` reach clients through `paiErrorData`);
- * anything else is redacted and reported to `onInternalError`.
+ * anything else answers INTERNAL with only a correlation id: the service already reported the
+ * error under that id to `onRuntimeError`; an error the router meets itself goes to
+ * `onInternalError` with a fresh id.
  */
-export function toTrpcError(error: unknown, onInternalError?: (error: unknown) => void): TRPCError {
+export function toTrpcError(
+  error: unknown,
+  onInternalError?: (error: unknown, correlationId: string) => void,
+): TRPCError {
   if (error instanceof TRPCError) return error;
+  const known = correlationIdOf(error);
+  if (known) {
+    const redacted = internalErrorFor(known);
+    return new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: redacted.message, cause: redacted });
+  }
   const pai = toPaiError(error);
   if (REDACTED_CODES.has(pai.code)) {
-    onInternalError?.(PaiError.isInstance(error) ? error : (pai.cause ?? error));
-    return new TRPCError({
-      code: "INTERNAL_SERVER_ERROR",
-      message: REDACTED_ERROR_MESSAGE,
-      cause: new PaiError("INTERNAL", REDACTED_ERROR_MESSAGE),
-    });
+    const correlationId = globalThis.crypto.randomUUID();
+    onInternalError?.(PaiError.isInstance(error) ? error : (pai.cause ?? error), correlationId);
+    const redacted = internalErrorFor(correlationId);
+    return new TRPCError({ code: "INTERNAL_SERVER_ERROR", message: redacted.message, cause: redacted });
   }
   return new TRPCError({ code: PAI_TO_TRPC_CODE[pai.code], message: pai.message, cause: pai });
 }
 
 /** What `paiErrorData` adds to the error shape's `data` for clients. */
-export type PaiErrorData = { code: PaiErrorCode; issues?: PaiIssue[] };
+export type PaiErrorData = { code: PaiErrorCode; issues?: PaiIssue[]; correlationId?: string };
 
 function issuesOf(cause: unknown): PaiIssue[] | undefined {
   const issues = (cause as { issues?: unknown } | null)?.issues;
@@ -69,7 +84,12 @@ function issuesOf(cause: unknown): PaiIssue[] | undefined {
 export function paiErrorData(error: TRPCError): PaiErrorData | null {
   const { cause } = error;
   if (PaiError.isInstance(cause)) {
-    return { code: cause.code, ...(cause.issues ? { issues: cause.issues } : {}) };
+    const correlationId = correlationIdOf(cause);
+    return {
+      code: cause.code,
+      ...(cause.issues ? { issues: cause.issues } : {}),
+      ...(correlationId ? { correlationId } : {}),
+    };
   }
   if (error.code === "BAD_REQUEST") {
     const issues = issuesOf(cause);

@@ -1,4 +1,4 @@
-import { isJsonValue, type JsonObject, type JsonValue } from "@pai/core";
+import { type JsonObject, type JsonValue, normalizeJson, PaiError } from "@pai/core";
 import { z } from "zod";
 import { BASE64_PATTERN } from "./base64.js";
 
@@ -12,6 +12,8 @@ export type PaiRouterLimits = {
   maxMessageParts: number;
   /** Largest JSON value (submit payload, clientData, metadata, client tool schemas) in UTF-16 units. Default 256 KiB. */
   maxJsonSize: number;
+  /** Deepest nesting of arrays and objects in a JSON value. Default 64. */
+  maxJsonDepth: number;
   /** Most frontend-defined client tools per request. Default 32. */
   maxClientTools: number;
   /**
@@ -31,43 +33,46 @@ export const DEFAULT_PAI_ROUTER_LIMITS: PaiRouterLimits = {
   maxTextLength: 100_000,
   maxMessageParts: 64,
   maxJsonSize: 256 * 1024,
+  maxJsonDepth: 64,
   maxClientTools: 32,
   maxUploadBytes: 10 * 1024 * 1024,
   maxInlineDownloadBytes: 10 * 1024 * 1024,
   maxPageSize: 200,
 };
 
-function jsonSize(value: unknown): number {
-  try {
-    return JSON.stringify(value)?.length ?? 0;
-  } catch {
-    return Number.POSITIVE_INFINITY;
-  }
-}
+/** Largest thread version (and event id) storage holds: a signed 32-bit integer column. */
+export const MAX_THREAD_VERSION = 2_147_483_647;
 
 /** Builds the Zod input schemas for one set of limits. */
 export function createPaiSchemas(limits: PaiRouterLimits) {
   const id = z.string().min(1).max(limits.maxIdLength);
   const text = z.string().max(limits.maxTextLength);
-  const sized = (value: unknown, ctx: z.RefinementCtx) => {
-    if (jsonSize(value) > limits.maxJsonSize) {
+  const jsonLimits = { maxDepth: limits.maxJsonDepth, maxSize: limits.maxJsonSize };
+  /**
+   * Bounded JSON in linear time: depth, size and the keys `__proto__` / `constructor` /
+   * `prototype` are refused with the offending path, before any PAI code sees the value.
+   */
+  const bounded = (value: unknown, ctx: z.RefinementCtx) => {
+    if (value === undefined) return;
+    try {
+      normalizeJson(value, "JSON value", jsonLimits);
+    } catch (error) {
+      const issue = PaiError.isInstance(error) ? error.issues?.[0] : undefined;
       ctx.addIssue({
         code: "custom",
-        message: `Too large: the JSON value must be at most ${limits.maxJsonSize} characters.`,
+        message: PaiError.isInstance(error) ? error.message : "Expected a JSON value.",
+        ...(issue ? { path: issue.path } : {}),
       });
     }
   };
   const json = z
-    .custom<JsonValue>((value) => isJsonValue(value), { message: "Expected a JSON value." })
-    .superRefine(sized);
+    .custom<JsonValue>((value) => value !== undefined, { message: "Expected a JSON value." })
+    .superRefine(bounded);
   const jsonObject = z
-    .custom<JsonObject>(
-      (value) => isJsonValue(value) && typeof value === "object" && value !== null && !Array.isArray(value),
-      {
-        message: "Expected a JSON object.",
-      },
-    )
-    .superRefine(sized);
+    .custom<JsonObject>((value) => typeof value === "object" && value !== null && !Array.isArray(value), {
+      message: "Expected a JSON object.",
+    })
+    .superRefine(bounded);
   const page = {
     limit: z.number().int().min(1).max(limits.maxPageSize).optional(),
     cursor: z.string().max(limits.maxTextLength).nullish(),
@@ -105,7 +110,6 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
           agentId: id.optional(),
           title: z.string().max(1000).optional(),
           metadata: jsonObject.optional(),
-          threadId: id.optional(),
         })
         .optional(),
       list: z.strictObject({ agentId: id.optional(), ...page }).optional(),
@@ -114,11 +118,12 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
       cancel: z.strictObject({ threadId: id, reason: text.optional() }),
       watch: z.strictObject({
         threadId: id,
-        afterVersion: z.number().int().min(0).optional(),
+        afterVersion: z.number().int().min(0).max(MAX_THREAD_VERSION).optional(),
         /** Set by tRPC on reconnect: the last tracked id (a version) the client received. */
         lastEventId: z
           .string()
-          .regex(/^\d{1,15}$/, "lastEventId must be a thread version.")
+          .regex(/^\d{1,10}$/, "lastEventId must be a thread version.")
+          .refine((value) => Number(value) <= MAX_THREAD_VERSION, "lastEventId must be a thread version.")
           .nullish(),
       }),
     },
@@ -130,7 +135,7 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
         threadId: id,
         actionId: id,
         // Any size-bounded value, including none: the tool's resume or output schema decides.
-        payload: z.unknown().superRefine(sized),
+        payload: z.unknown().superRefine(bounded),
         idempotencyKey: id.optional(),
         ...runRequest,
       }),

@@ -79,6 +79,26 @@ export class PaiError extends Error {
 export const REDACTED_ERROR_MESSAGE = "An internal error occurred. The server log has the details.";
 
 /**
+ * The error a request answers for an unexpected failure: a generic sentence and a correlation
+ * id that the server's error report (`onRuntimeError`) carries too, so an operator can find the
+ * details without the client ever seeing them.
+ */
+export function internalErrorFor(correlationId: string): PaiError {
+  return new PaiError(
+    "INTERNAL",
+    `An internal error occurred (reference ${correlationId}). The server log has the details under that reference.`,
+    { details: { correlationId } },
+  );
+}
+
+/** The correlation id of an error made by `internalErrorFor`, else null. */
+export function correlationIdOf(error: unknown): string | null {
+  if (!PaiError.isInstance(error) || error.code !== "INTERNAL") return null;
+  const id = error.details?.correlationId;
+  return typeof id === "string" ? id : null;
+}
+
+/**
  * Normalizes anything thrown into a `PaiError`. Unknown throws become `INTERNAL` with the
  * original kept as `cause` (for `onRuntimeError`) and a redacted message for clients.
  */

@@ -4,53 +4,120 @@ export type JsonPrimitive = string | number | boolean | null;
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
 
+/** Bounds every JSON value that enters PAI (client input, tool results, tool data, suspend data). */
+export type JsonLimits = {
+  /** Deepest nesting of arrays and objects. Default 64. */
+  maxDepth: number;
+  /** Largest value, in characters of its JSON text (UTF-16 units, approximate for escapes). Default 4 MiB. */
+  maxSize: number;
+};
+
+export const DEFAULT_JSON_LIMITS: JsonLimits = { maxDepth: 64, maxSize: 4 * 1024 * 1024 };
+
+/**
+ * Keys refused everywhere: `__proto__` is dropped or turned into a prototype by plain object
+ * assignment, and serializers such as superjson refuse to send all three, so a stored value
+ * holding one could never be read back through them.
+ */
+const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
+/** A path as a parent chain: built in O(1) per level, turned into an array only on failure. */
+type PathNode = { parent: PathNode | null; segment: string | number } | null;
+
+function pathOf(node: PathNode): Array<string | number> {
+  const path: Array<string | number> = [];
+  for (let current = node; current; current = current.parent) path.push(current.segment);
+  return path.reverse();
+}
+
 function describePath(path: Array<string | number>): string {
   if (path.length === 0) return "the value";
   return `$${path.map((segment) => (typeof segment === "number" ? `[${segment}]` : `.${segment}`)).join("")}`;
 }
 
-function reject(path: Array<string | number>, what: string, label: string): never {
-  throw new PaiError(
-    "INVALID_INPUT",
-    `${label}: ${describePath(path)} is ${what}, which cannot round-trip through JSON. Convert it to a string, number, boolean, null, array or plain object first.`,
-    { issues: [{ message: `${what} is not JSON`, path }] },
+function refuse(node: PathNode, label: string, what: string, sentence: string): never {
+  const path = pathOf(node);
+  throw new PaiError("INVALID_INPUT", `${label}: ${describePath(path)} ${sentence}`, {
+    issues: [{ message: what, path }],
+  });
+}
+
+function notJson(node: PathNode, label: string, what: string): never {
+  return refuse(
+    node,
+    label,
+    `${what} is not JSON`,
+    `is ${what}, which cannot round-trip through JSON. Convert it to a string, number, boolean, null, array or plain object first.`,
   );
 }
 
 /**
- * Normalizes a value to its lossless JSON shape: object properties whose value is
- * `undefined` are omitted (as `JSON.stringify` does); everything that would not survive a
- * round trip (undefined array entries, functions, symbols, bigint, non-finite numbers,
- * Dates, Maps, class instances, cycles) is rejected with the JSON path of the offender.
+ * Normalizes a value to its lossless JSON shape, in time linear in its size: object properties
+ * whose value is `undefined` are omitted (as `JSON.stringify` does); everything that would not
+ * survive a round trip (undefined array entries, functions, symbols, bigint, non-finite numbers,
+ * Dates, Maps, class instances, cycles) is refused with the JSON path of the offender, and so
+ * are values deeper or larger than `limits` and the keys `__proto__`, `constructor`, `prototype`.
  */
-export function normalizeJson(value: unknown, label = "Value"): JsonValue {
+export function normalizeJson(value: unknown, label = "Value", limits: Partial<JsonLimits> = {}): JsonValue {
+  const maxDepth = limits.maxDepth ?? DEFAULT_JSON_LIMITS.maxDepth;
+  const maxSize = limits.maxSize ?? DEFAULT_JSON_LIMITS.maxSize;
   const seen = new Set<object>();
-  const visit = (current: unknown, path: Array<string | number>): JsonValue => {
-    if (current === null) return null;
+  let size = 0;
+  const grow = (node: PathNode, by: number) => {
+    size += by;
+    if (size > maxSize) {
+      refuse(
+        node,
+        label,
+        `larger than ${maxSize} characters`,
+        `makes the value larger than the limit of ${maxSize} characters of JSON. Send less data, or store it elsewhere and pass its id.`,
+      );
+    }
+  };
+  const visit = (current: unknown, node: PathNode, depth: number): JsonValue => {
+    if (current === null) {
+      grow(node, 4);
+      return null;
+    }
     switch (typeof current) {
       case "string":
+        grow(node, current.length + 2);
+        return current;
       case "boolean":
+        grow(node, 5);
         return current;
       case "number":
-        if (!Number.isFinite(current)) reject(path, String(current), label);
+        if (!Number.isFinite(current)) notJson(node, label, String(current));
+        grow(node, 8);
         return current;
       case "undefined":
-        return reject(path, "undefined", label);
+        return notJson(node, label, "undefined");
       case "bigint":
-        return reject(path, "a bigint", label);
+        return notJson(node, label, "a bigint");
       case "function":
-        return reject(path, "a function", label);
+        return notJson(node, label, "a function");
       case "symbol":
-        return reject(path, "a symbol", label);
+        return notJson(node, label, "a symbol");
     }
     const object = current as object;
-    if (seen.has(object)) reject(path, "a circular reference", label);
+    if (depth >= maxDepth) {
+      refuse(
+        node,
+        label,
+        `nested deeper than ${maxDepth} levels`,
+        `is nested deeper than the limit of ${maxDepth} levels. Flatten the value.`,
+      );
+    }
+    if (seen.has(object)) notJson(node, label, "a circular reference");
+    grow(node, 2);
     if (Array.isArray(object)) {
       seen.add(object);
-      const result: JsonValue[] = [];
+      const result: JsonValue[] = new Array(object.length);
       for (let index = 0; index < object.length; index++) {
-        if (!(index in object) || object[index] === undefined) reject([...path, index], "undefined", label);
-        result.push(visit(object[index], [...path, index]));
+        const child: PathNode = { parent: node, segment: index };
+        if (!(index in object) || object[index] === undefined) notJson(child, label, "undefined");
+        grow(child, 1);
+        result[index] = visit(object[index], child, depth + 1);
       }
       seen.delete(object);
       return result;
@@ -58,30 +125,84 @@ export function normalizeJson(value: unknown, label = "Value"): JsonValue {
     const prototype = Object.getPrototypeOf(object);
     if (prototype !== Object.prototype && prototype !== null) {
       const name = (object as { constructor?: { name?: string } }).constructor?.name ?? "object";
-      reject(path, `an instance of ${name}`, label);
+      notJson(node, label, `an instance of ${name}`);
     }
     seen.add(object);
     const result: JsonObject = {};
     for (const key of Object.keys(object)) {
+      const child: PathNode = { parent: node, segment: key };
+      if (FORBIDDEN_KEYS.has(key)) {
+        refuse(
+          child,
+          label,
+          `the key "${key}" is not allowed`,
+          `uses the key "${key}", which PAI refuses because it can change object prototypes and cannot be sent by every transport. Rename the key.`,
+        );
+      }
       const entry = (object as Record<string, unknown>)[key];
       if (entry === undefined) continue;
-      result[key] = visit(entry, [...path, key]);
+      grow(child, key.length + 4);
+      result[key] = visit(entry, child, depth + 1);
     }
     for (const symbol of Object.getOwnPropertySymbols(object)) {
-      reject([...path, String(symbol)], "a symbol-keyed property", label);
+      notJson({ parent: node, segment: String(symbol) }, label, "a symbol-keyed property");
     }
     seen.delete(object);
     return result;
   };
-  return visit(value, []);
+  return visit(value, null, 0);
 }
 
-/** True when a value is already in lossless JSON shape. */
-export function isJsonValue(value: unknown): value is JsonValue {
+/** True when a value is JSON within `limits` (see `normalizeJson`). */
+export function isJsonValue(value: unknown, limits?: Partial<JsonLimits>): value is JsonValue {
   try {
-    normalizeJson(value);
+    normalizeJson(value, "Value", limits);
     return true;
   } catch {
     return false;
   }
+}
+
+/**
+ * Checks a value before a schema parses it: parsers rebuild objects by assignment, which
+ * silently drops an own `__proto__` key, so forbidden keys and excess depth are refused here,
+ * on the raw value. Values that are not plain objects or arrays are left to the schema.
+ */
+export function assertPlainKeys(value: unknown, label = "Value", limits: Partial<JsonLimits> = {}): void {
+  const maxDepth = limits.maxDepth ?? DEFAULT_JSON_LIMITS.maxDepth;
+  const seen = new Set<object>();
+  const visit = (current: unknown, node: PathNode, depth: number): void => {
+    if (current === null || typeof current !== "object" || seen.has(current)) return;
+    const isArray = Array.isArray(current);
+    const prototype = Object.getPrototypeOf(current);
+    if (!isArray && prototype !== Object.prototype && prototype !== null) return;
+    if (depth >= maxDepth) {
+      refuse(
+        node,
+        label,
+        `nested deeper than ${maxDepth} levels`,
+        `is nested deeper than the limit of ${maxDepth} levels. Flatten the value.`,
+      );
+    }
+    seen.add(current);
+    if (isArray) {
+      for (let index = 0; index < current.length; index++) {
+        visit(current[index], { parent: node, segment: index }, depth + 1);
+      }
+      return;
+    }
+    for (const key of Object.keys(current)) {
+      const child: PathNode = { parent: node, segment: key };
+      if (FORBIDDEN_KEYS.has(key)) {
+        refuse(
+          child,
+          label,
+          `the key "${key}" is not allowed`,
+          `uses the key "${key}", which PAI refuses because it can change object prototypes and cannot be sent by every transport. Rename the key.`,
+        );
+      }
+      visit((current as Record<string, unknown>)[key], child, depth + 1);
+    }
+  };
+  visit(value, null, 0);
 }

@@ -4,23 +4,29 @@ import { agentManifest } from "../manifest/agent-manifest.js";
 import { applyPlugins } from "../plugins/apply-plugins.js";
 import type { AnyPaiPlugin, WithPlugins } from "../plugins/plugin-types.js";
 import { createService } from "../service/create-service.js";
-import type { Scope } from "../service/identity.js";
+import type { Identity, Scope } from "../service/identity.js";
 import type { PaiService } from "../service/service-types.js";
+import type { ThreadRow } from "../state/rows.js";
 import type { RuntimeAgentDefinition } from "./definition-shapes.js";
 import { Engine } from "./engine.js";
-import type { RuntimeOptions } from "./runtime-options.js";
+import type { RuntimeOptions, ScopeOption } from "./runtime-options.js";
 
 /** Anything `defineAgent` returns (the runtime reads only its runtime fields). */
 export type AgentLike = { readonly kind: "agent"; readonly name?: string };
 
-export type CreatePaiOptions<TAgents extends Record<string, AgentLike>> = RuntimeOptions & {
-  /** Agents by registry id; `ctx.agentId` is that id and `ctx.agents` can run the others. */
-  agents: TAgents;
-};
+export type CreatePaiOptions<
+  TAgents extends Record<string, AgentLike>,
+  TIdentity = Identity,
+> = RuntimeOptions &
+  ScopeOption<TIdentity> & {
+    /** Agents by registry id; `ctx.agentId` is that id and `ctx.agents` can run the others. */
+    agents: TAgents;
+  };
 
-export type CreateAgentRuntimeOptions<TAgent extends AgentLike> = RuntimeOptions & {
-  agent: TAgent;
-};
+export type CreateAgentRuntimeOptions<TAgent extends AgentLike, TIdentity = Identity> = RuntimeOptions &
+  ScopeOption<TIdentity> & {
+    agent: TAgent;
+  };
 
 /** Agents with the tools of the given plugins (see `WithPlugins`). */
 export type AgentsWithPlugins<
@@ -29,12 +35,27 @@ export type AgentsWithPlugins<
 > = { [K in keyof TAgents]: WithPlugins<TAgents[K], TPlugins> };
 
 /** A running PAI instance: the service API plus trusted operations and lifecycle. */
-export type Pai<TAgents extends Record<string, AgentLike> = Record<string, AgentLike>> = {
-  /** The transport-neutral, identity-checked API every transport exposes. */
-  readonly service: PaiService;
+export type Pai<
+  TAgents extends Record<string, AgentLike> = Record<string, AgentLike>,
+  TIdentity = Identity,
+> = {
+  /** The transport-neutral, identity-checked API every transport exposes, typed by the identity `scope` reads. */
+  readonly service: PaiService<TIdentity>;
   readonly agents: TAgents;
   /** Trusted server-side operations (never exposed to clients by a transport). */
   readonly trusted: {
+    /**
+     * Creates a thread in a scope the server chose, optionally with a server-chosen id (e.g. one
+     * thread per order). The public `threads.create` never takes an id: that would let one tenant
+     * probe or reserve another's. A taken id is CONFLICT here.
+     */
+    createThread(input: {
+      scope: Scope;
+      threadId?: string;
+      agentId?: string;
+      title?: string | null;
+      metadata?: JsonObject | null;
+    }): Promise<ThreadRow>;
     /** Appends a notification and continues generation; queued while a run is active. */
     trigger(input: {
       threadId: string;
@@ -57,24 +78,34 @@ export type Pai<TAgents extends Record<string, AgentLike> = Record<string, Agent
   readonly engine: Engine;
 };
 
-function defaultScope(identity: unknown): Scope {
+/**
+ * The scope of an identity that carries its own `scopeKey` (and optionally `userKey`). Used
+ * when no `scope` option is given; an identity without a `scopeKey` is refused, never shared.
+ */
+export function scopeFromIdentity(identity: { scopeKey: string; userKey?: string | null }): Scope {
   if (identity && typeof identity === "object") {
     const record = identity as Record<string, unknown>;
-    if (typeof record.scopeKey === "string") {
+    if (typeof record.scopeKey === "string" && record.scopeKey.length > 0) {
       return {
         scopeKey: record.scopeKey,
         userKey: typeof record.userKey === "string" ? record.userKey : null,
       };
     }
   }
-  return { scopeKey: "default", userKey: null };
+  throw new PaiError(
+    "FORBIDDEN",
+    "The request has no scope: the identity has no scopeKey and the server was created without a scope option. Pass scope: (identity) => ({ scopeKey, userKey }) to createPai.",
+  );
 }
 
 /** Creates a PAI instance for a registry of agents sharing one storage. */
 export function createPai<
   const TAgents extends Record<string, AgentLike>,
   const TPlugins extends readonly AnyPaiPlugin[] = [],
->(options: CreatePaiOptions<TAgents> & { plugins?: TPlugins }): Pai<AgentsWithPlugins<TAgents, TPlugins>> {
+  TIdentity = Identity,
+>(
+  options: CreatePaiOptions<TAgents, TIdentity> & { plugins?: TPlugins },
+): Pai<AgentsWithPlugins<TAgents, TPlugins>, TIdentity> {
   const entries = Object.entries(options.agents ?? {});
   if (entries.length === 0) {
     throw new PaiError(
@@ -114,17 +145,24 @@ export function createPai<
   const agents = Object.fromEntries(
     applied.agents.map((agent) => [agent.id, agent.definition]),
   ) as unknown as AgentsWithPlugins<TAgents, TPlugins>;
+  const resolveScope = (options as { scope?: (identity: never) => Scope | Promise<Scope> }).scope;
   const scopeOf = async (identity: unknown) => {
-    const scope = await (options.scope ?? defaultScope)(identity as never);
-    if (!scope || typeof scope.scopeKey !== "string" || scope.scopeKey.length === 0) {
+    const scope = await (resolveScope ?? scopeFromIdentity)(identity as never);
+    if (
+      !scope ||
+      typeof scope.scopeKey !== "string" ||
+      scope.scopeKey.length === 0 ||
+      scope.scopeKey.length > 512 ||
+      (scope.userKey != null && typeof scope.userKey !== "string")
+    ) {
       throw new PaiError(
         "FORBIDDEN",
-        "The request has no scope. The host's scope(identity) must return a scopeKey.",
+        "The request has no scope: the server's scope(identity) returned no scopeKey. Refuse unauthenticated requests before PAI, or return { scopeKey } for them.",
       );
     }
     return scope;
   };
-  const service = createService(engine, scopeOf, async (agentId) => {
+  const service = createService<TIdentity>(engine, scopeOf, async (agentId) => {
     const manifest = await agentManifest(engine.agent(agentId).definition as never);
     return { agentId, ...manifest } as unknown as JsonObject;
   });
@@ -134,6 +172,14 @@ export function createPai<
     agents,
     engine,
     trusted: {
+      createThread: async (input) =>
+        engine.createThread({
+          threadId: input.threadId ?? engine.generateId(),
+          scope: input.scope,
+          agentId: input.agentId ?? engine.defaultAgentId(),
+          title: input.title ?? null,
+          metadata: input.metadata == null ? null : (engine.json(input.metadata, "metadata") as JsonObject),
+        }),
       trigger: async (input) => {
         const snapshot = await engine.store.require(input.threadId);
         if (snapshot.thread.scopeKey !== input.scope.scopeKey) {
@@ -170,9 +216,10 @@ export function createPai<
 export function createAgentRuntime<
   const TAgent extends AgentLike,
   const TPlugins extends readonly AnyPaiPlugin[] = [],
+  TIdentity = Identity,
 >(
-  options: CreateAgentRuntimeOptions<TAgent> & { plugins?: TPlugins },
-): Pai<Record<string, WithPlugins<TAgent, TPlugins>>> {
+  options: CreateAgentRuntimeOptions<TAgent, TIdentity> & { plugins?: TPlugins },
+): Pai<Record<string, WithPlugins<TAgent, TPlugins>>, TIdentity> {
   const { agent, ...rest } = options;
   if (!agent || (agent as { kind?: unknown }).kind !== "agent") {
     throw new PaiError(
@@ -181,8 +228,10 @@ export function createAgentRuntime<
     );
   }
   const id = agent.name && agent.name.length > 0 ? agent.name : "agent";
-  return createPai({ ...rest, agents: { [id]: agent } as Record<string, TAgent> }) as Pai<
-    Record<string, WithPlugins<TAgent, TPlugins>>
+  const registry = { ...rest, agents: { [id]: agent } as Record<string, TAgent> };
+  return createPai<Record<string, TAgent>, TPlugins, TIdentity>(registry as never) as unknown as Pai<
+    Record<string, WithPlugins<TAgent, TPlugins>>,
+    TIdentity
   >;
 }
 

@@ -11,7 +11,7 @@ import { validatingJsonSchema } from "../definitions/json-schema-validation.js";
 import { validateSchema } from "../definitions/schema.js";
 import { getErrorMessage, PaiError, REDACTED_ERROR_MESSAGE } from "../errors/pai-error.js";
 import { toolFailureDetails } from "../errors/tool-failure.js";
-import { type JsonObject, type JsonValue, normalizeJson } from "../json/json-value.js";
+import { assertPlainKeys, type JsonObject, type JsonValue, normalizeJson } from "../json/json-value.js";
 import type { FilesV1, SaveFileInput } from "../ports/files.js";
 import { createMemoryNotifier } from "../ports/memory-notifier.js";
 import type { NotifierV1 } from "../ports/notifier.js";
@@ -88,6 +88,29 @@ export class Engine {
   readonly #runLeases: RunLeases;
   readonly #history = new ModelHistory();
   #closed = false;
+
+  /** Normalizes a value to bounded JSON (`jsonLimits`), refusing it with INVALID_INPUT otherwise. */
+  json(value: unknown, label?: string): JsonValue {
+    return normalizeJson(value, label, this.#options.jsonLimits);
+  }
+
+  #keysProblem(value: unknown, label: string): string | null {
+    try {
+      assertPlainKeys(value, label, this.#options.jsonLimits);
+      return null;
+    } catch (error) {
+      return getErrorMessage(error);
+    }
+  }
+
+  #jsonProblem(value: unknown, label: string): string | null {
+    try {
+      this.json(value, label);
+      return null;
+    } catch (error) {
+      return getErrorMessage(error);
+    }
+  }
 
   constructor(agents: RegisteredAgent[], options: RuntimeOptions) {
     this.#options = options;
@@ -955,8 +978,11 @@ export class Engine {
       let suspension: { name: string; input: JsonValue } | undefined;
       const args = await request.resolverArgs();
       const parsedInput = await validateSchema(tool.config.inputSchema, input.input);
+      const unbounded = this.#jsonProblem(input.input, `Input of tool ${toolName}`);
       if (!(await resolveEnabled(registration, args))) {
         outcome = { type: "error", errorText: `Tool ${toolName} is currently unavailable.` };
+      } else if (unbounded) {
+        outcome = { type: "error", errorText: unbounded };
       } else if (!parsedInput.success) {
         outcome = { type: "error", errorText: `Invalid input for tool ${toolName}: ${parsedInput.message}` };
       } else {
@@ -1036,7 +1062,7 @@ export class Engine {
       }
       if (result.type === "output" && result.output !== undefined) {
         try {
-          result = { type: "output", output: normalizeJson(result.output, `Output of tool ${toolName}`) };
+          result = { type: "output", output: this.json(result.output, `Output of tool ${toolName}`) };
         } catch (error) {
           result = { type: "error", errorText: getErrorMessage(error) };
         }
@@ -1207,6 +1233,8 @@ export class Engine {
             },
           };
         }
+        const unsafe = this.#keysProblem(raw.input, "Suspend data");
+        if (unsafe) return { type: "outcome", outcome: { type: "error", errorText: unsafe } };
         const parsed = await validateSchema(point.suspendSchema, raw.input);
         if (!parsed.success) {
           return {
@@ -1221,7 +1249,7 @@ export class Engine {
           return {
             type: "suspend",
             name: raw.name,
-            input: normalizeJson(parsed.value ?? null, "Suspend data"),
+            input: this.json(parsed.value ?? null, "Suspend data"),
           };
         } catch (error) {
           return { type: "outcome", outcome: { type: "error", errorText: getErrorMessage(error) } };
@@ -1264,6 +1292,7 @@ export class Engine {
             `Tool data channel "${channel}" is not declared. Declared channels: ${Object.keys(schemas).join(", ") || "none"}.`,
           );
         }
+        assertPlainKeys(value, `Tool data "${channel}"`, this.#options.jsonLimits);
         const parsed = await validateSchema(schema, value);
         if (!parsed.success) {
           throw new PaiError("INVALID_INPUT", `Tool data for "${channel}" is invalid: ${parsed.message}`, {
@@ -1279,7 +1308,7 @@ export class Engine {
           toolCallId,
           channel,
           itemId: options.id ?? this.generateId(),
-          value: normalizeJson(parsed.value, `Tool data "${channel}"`),
+          value: this.json(parsed.value, `Tool data "${channel}"`),
           updatedAt: this.now(),
         };
         if (options.transient) {
@@ -1496,7 +1525,7 @@ export class Engine {
     hidden?: boolean;
     clientTools?: ClientToolSnapshot[];
   }): Promise<{ runId: string; queued: boolean }> {
-    const data = input.data === undefined ? undefined : normalizeJson(input.data, "Trigger data");
+    const data = input.data === undefined ? undefined : this.json(input.data, "Trigger data");
     const text = [input.notification ?? "", data === undefined ? "" : JSON.stringify(data)]
       .filter((chunk) => chunk.length > 0)
       .join("\n\n");
@@ -1612,8 +1641,7 @@ export class Engine {
         parsedValue = parsed.value;
       }
       parsedSubmit = parsedValue;
-      payload =
-        input.payload === undefined ? null : normalizeJson(input.payload, `Payload for ${action.name}`);
+      payload = input.payload === undefined ? null : this.json(input.payload, `Payload for ${action.name}`);
       if (action.kind === "output") {
         let output: unknown = parsedValue;
         if (registration) {
@@ -1643,7 +1671,7 @@ export class Engine {
         }
         outcome =
           after.type === "output"
-            ? { type: "output", output: after.output === undefined ? undefined : normalizeJson(after.output) }
+            ? { type: "output", output: after.output === undefined ? undefined : this.json(after.output) }
             : after;
       }
     }
@@ -1678,7 +1706,7 @@ export class Engine {
         }
         failOutcome = {
           type: "output",
-          output: after.output === undefined ? undefined : normalizeJson(after.output),
+          output: after.output === undefined ? undefined : this.json(after.output),
         };
       } else if (after.errorText !== errorMessage) {
         failOutcome = after;

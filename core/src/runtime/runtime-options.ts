@@ -1,21 +1,48 @@
 import type { LanguageModel } from "ai";
+import type { JsonLimits } from "../json/json-value.js";
 import type { AnyPaiPlugin } from "../plugins/plugin-types.js";
 import type { FilesV1 } from "../ports/files.js";
 import type { NotifierV1 } from "../ports/notifier.js";
 import type { StorageV1 } from "../ports/storage.js";
-import type { Identity, Scope } from "../service/identity.js";
+import type { Scope } from "../service/identity.js";
 import type { CapabilityBinding } from "./capability-bindings.js";
 import type { RuntimeObserver } from "./runtime-events.js";
 
 /** Details handed to `onRuntimeError`; clients only ever see a redacted message. */
 export type RuntimeErrorReport = {
   error: unknown;
-  phase: "model" | "tool" | "hook" | "run" | "recovery" | "notifier";
+  phase: "model" | "tool" | "hook" | "run" | "recovery" | "notifier" | "request";
+  /** Set for a failed request: the reference its client received in the INTERNAL error. */
+  correlationId?: string;
+  /** Set for a failed request: the service operation, e.g. `threads.send`. */
+  operation?: string;
   threadId?: string;
   runId?: string;
   toolName?: string;
   toolCallId?: string;
 };
+
+/** Derives the trusted scope of a request from the host's identity. */
+export type ScopeResolver<TIdentity> = (identity: TIdentity) => Scope | Promise<Scope>;
+
+/**
+ * The `scope` option: required unless the identity type itself carries `scopeKey: string`
+ * (then the default reads `identity.scopeKey` / `identity.userKey`). There is no shared
+ * default tenant: a request whose identity yields no scope is refused with FORBIDDEN.
+ */
+export type ScopeOption<TIdentity> = [TIdentity] extends [{ scopeKey: string }]
+  ? {
+      /** Derives the trusted scope from the identity. Default: its `scopeKey` and `userKey`. */
+      scope?: ScopeResolver<TIdentity>;
+    }
+  : {
+      /**
+       * Derives the trusted scope (tenant) from the host's identity, e.g.
+       * `(user) => ({ scopeKey: user.orgId, userKey: user.id })`. Required because the identity
+       * type has no `scopeKey`; a single-tenant app says so: `scope: () => ({ scopeKey: "app" })`.
+       */
+      scope: ScopeResolver<TIdentity>;
+    };
 
 /** Options shared by `createPai` and `createAgentRuntime`. */
 export type RuntimeOptions = {
@@ -28,10 +55,10 @@ export type RuntimeOptions = {
   /** Model used when an agent declares none. */
   model?: LanguageModel;
   /**
-   * Derives the trusted scope from the host's identity. Defaults to reading
-   * `identity.scopeKey` / `identity.userKey`, or a single shared scope when identity is absent.
+   * Bounds of every JSON value entering the runtime (metadata, messages, payloads, tool
+   * outputs, tool data, suspend data, client-tool snapshots). Default depth 64, size 4 MiB.
    */
-  scope?: (identity: Identity) => Scope | Promise<Scope>;
+  jsonLimits?: Partial<JsonLimits>;
   /** Injected clock (tests use a simulated one). */
   clock?: () => Date;
   /** Injected id generator (tests use sequential ids). */

@@ -3,7 +3,7 @@ import { validateSchema } from "../definitions/schema.js";
 import { getErrorMessage, PaiError } from "../errors/pai-error.js";
 import { toolFailureDetails } from "../errors/tool-failure.js";
 import { ToolInvocationError } from "../errors/tool-invocation-error.js";
-import { type JsonValue, normalizeJson } from "../json/json-value.js";
+import { assertPlainKeys, type JsonValue, normalizeJson } from "../json/json-value.js";
 import type { ToolOutcome } from "../state/transitions.js";
 import type { CapabilityRegistry } from "./capability-bindings.js";
 import type {
@@ -71,6 +71,11 @@ export async function settleOutput(
   raw: unknown,
 ): Promise<{ ok: true; output: JsonValue | undefined } | { ok: false; errorText: string }> {
   let value = raw;
+  try {
+    assertPlainKeys(raw, `Output of tool ${toolName}`);
+  } catch (error) {
+    return { ok: false, errorText: getErrorMessage(error) };
+  }
   if (tool.config.outputSchema) {
     const parsed = await validateSchema(tool.config.outputSchema, raw);
     if (!parsed.success) {

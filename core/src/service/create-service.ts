@@ -1,7 +1,8 @@
 import { PaiError } from "../errors/pai-error.js";
-import type { JsonObject } from "../json/json-value.js";
+import { assertPlainKeys, type JsonObject } from "../json/json-value.js";
 import type { Engine } from "../runtime/engine.js";
 import type { ThreadSnapshot } from "../state/snapshot.js";
+import { guardService } from "./guard-service.js";
 import type { Scope } from "./identity.js";
 import type { PaiService } from "./service-types.js";
 import { watchThread } from "./watch-thread.js";
@@ -16,6 +17,88 @@ function clampLimit(limit: number | undefined, fallback = 50): number {
   return Math.min(limit, MAX_LIST_LIMIT);
 }
 
+/** Largest thread version a storage column holds (signed 32-bit). */
+export const MAX_THREAD_VERSION = 2_147_483_647;
+const MAX_TEXT = 100_000;
+
+function optionalText(value: unknown, name: string): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string" || value.length > MAX_TEXT) {
+    throw new PaiError("INVALID_INPUT", `${name} must be a string of at most ${MAX_TEXT} characters.`);
+  }
+  return value;
+}
+
+function versionOf(value: unknown): number {
+  if (value === undefined) return 0;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > MAX_THREAD_VERSION) {
+    throw new PaiError(
+      "INVALID_INPUT",
+      `afterVersion must be an integer from 0 to ${MAX_THREAD_VERSION} (got ${String(value).slice(0, 40)}).`,
+    );
+  }
+  return value;
+}
+
+function cursorOf(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string" || value.length > 4096) {
+    throw new PaiError("INVALID_INPUT", "cursor must be the nextCursor string of the previous page.");
+  }
+  return value;
+}
+
+/** A user message as the client sent it: text, or native text/file parts, bounded. */
+function checkMessage(message: unknown): void {
+  if (!message || typeof message !== "object" || Array.isArray(message)) {
+    throw new PaiError("INVALID_INPUT", "message must be { text } or { parts }.");
+  }
+  const record = message as Record<string, unknown>;
+  if (record.id !== undefined) requireString(record.id, "message.id");
+  if ("text" in record) {
+    if (typeof record.text !== "string" || record.text.trim().length === 0 || record.text.length > MAX_TEXT) {
+      throw new PaiError(
+        "INVALID_INPUT",
+        `message.text must be a non-empty string of at most ${MAX_TEXT} characters.`,
+      );
+    }
+    return;
+  }
+  const parts = record.parts;
+  if (!Array.isArray(parts) || parts.length === 0 || parts.length > 64) {
+    throw new PaiError("INVALID_INPUT", "message.parts must be an array of 1 to 64 text or file parts.");
+  }
+  parts.forEach((part: Record<string, unknown> | null, index) => {
+    const at = `message.parts[${index}]`;
+    if (part?.type === "text" && typeof part.text === "string" && part.text.length <= MAX_TEXT) return;
+    if (
+      part?.type === "file" &&
+      typeof part.mediaType === "string" &&
+      part.mediaType.length <= 255 &&
+      typeof part.url === "string" &&
+      part.url.length <= MAX_TEXT &&
+      (part.filename === undefined || (typeof part.filename === "string" && part.filename.length <= 1024))
+    ) {
+      return;
+    }
+    throw new PaiError(
+      "INVALID_INPUT",
+      `${at} must be { type: "text", text } or { type: "file", mediaType, url, filename? } with bounded strings.`,
+    );
+  });
+}
+
+function failureOf(error: unknown): string | { message: string } {
+  const message = typeof error === "string" ? error : (error as { message?: unknown } | null)?.message;
+  if (typeof message !== "string" || message.length > MAX_TEXT) {
+    throw new PaiError(
+      "INVALID_INPUT",
+      `error must be a string or { message } of at most ${MAX_TEXT} characters.`,
+    );
+  }
+  return typeof error === "string" ? error : { message };
+}
+
 function requireString(value: unknown, name: string): string {
   if (typeof value !== "string" || value.length === 0 || value.length > 512) {
     throw new PaiError("INVALID_INPUT", `${name} must be a non-empty string of at most 512 characters.`);
@@ -28,11 +111,19 @@ function requireString(value: unknown, name: string): string {
  * the caller's identity; a thread, action or file of another scope is NOT_FOUND, exactly
  * like a missing one.
  */
-export function createService(
+export function createService<TIdentity>(
   engine: Engine,
   scopeOf: (identity: unknown) => Promise<Scope>,
   manifest?: (agentId: string) => Promise<JsonObject>,
-): PaiService {
+): PaiService<TIdentity> {
+  const jsonObject = (value: unknown, name: string): JsonObject => {
+    if (!value || typeof value !== "object" || Array.isArray(value)) {
+      throw new PaiError("INVALID_INPUT", `${name} must be a JSON object.`);
+    }
+    return engine.json(value, name) as JsonObject;
+  };
+  const clientDataOf = (value: unknown) =>
+    value === undefined ? undefined : engine.json(value, "clientData");
   const ownThread = async (
     identity: unknown,
     threadId: unknown,
@@ -56,7 +147,7 @@ export function createService(
     return { snapshot, scope };
   };
 
-  const service: PaiService = {
+  const service: PaiService<TIdentity> = {
     async manifest({ identity, agentId }) {
       await scopeOf(identity);
       const id = agentId ?? engine.defaultAgentId();
@@ -77,15 +168,22 @@ export function createService(
     },
 
     threads: {
-      async create({ identity, agentId, title, metadata, threadId }) {
+      async create(input) {
+        const { identity, agentId, title, metadata } = input;
         const scope = await scopeOf(identity);
-        const id = threadId === undefined ? engine.generateId() : requireString(threadId, "threadId");
+        if ((input as { threadId?: unknown }).threadId !== undefined) {
+          throw new PaiError(
+            "INVALID_INPUT",
+            "threads.create chooses the thread id itself; remove threadId. A server that needs its own ids uses pai.trusted.createThread.",
+          );
+        }
+        const checkedTitle = optionalText(title, "title");
         return engine.createThread({
-          threadId: id,
+          threadId: engine.generateId(),
           scope,
-          agentId: agentId ?? engine.defaultAgentId(),
-          title: title ?? null,
-          metadata: metadata ?? null,
+          agentId: agentId === undefined ? engine.defaultAgentId() : requireString(agentId, "agentId"),
+          title: checkedTitle,
+          metadata: metadata == null ? null : jsonObject(metadata, "metadata"),
         });
       },
       async list({ identity, agentId, limit, cursor }) {
@@ -94,7 +192,7 @@ export function createService(
           scopeKey: scope.scopeKey,
           ...(agentId ? { agentId } : {}),
           limit: clampLimit(limit),
-          cursor: cursor ?? null,
+          cursor: cursorOf(cursor),
         });
         return { items: page.threads, nextCursor: page.nextCursor };
       },
@@ -104,19 +202,9 @@ export function createService(
       async send({ identity, threadId, message, cancelPending, clientTools, clientData }) {
         // Ownership and the agent never change, and the run starts in a version-guarded commit.
         const { snapshot, scope } = await ownThread(identity, threadId, "write");
-        if (!message || typeof message !== "object") {
-          throw new PaiError("INVALID_INPUT", "message must be { text } or { parts }.");
-        }
-        if ("text" in message) {
-          if (typeof message.text !== "string" || message.text.trim().length === 0) {
-            throw new PaiError("INVALID_INPUT", "message.text must be a non-empty string.");
-          }
-        } else if (!Array.isArray(message.parts) || message.parts.length === 0) {
-          throw new PaiError(
-            "INVALID_INPUT",
-            "message.parts must be a non-empty array of text or file parts.",
-          );
-        }
+        checkMessage(message);
+        engine.json(message, "message");
+        const data = clientDataOf(clientData);
         const tools = engine.validateClientTools(snapshot.thread.agentId, clientTools);
         const row = engine.userMessage(snapshot.thread.threadId, message as never);
         const result = await engine.startOrQueueRun({
@@ -127,7 +215,7 @@ export function createService(
           message: row,
           trigger: { type: "message", messageId: row.messageId },
           clientTools: tools,
-          clientData: (clientData ?? null) as never,
+          clientData: (data ?? null) as never,
           queueIfBusy: false,
           cancelPending: cancelPending ?? false,
         });
@@ -135,10 +223,13 @@ export function createService(
       },
       async cancel({ identity, threadId, reason }) {
         const { snapshot } = await ownThread(identity, threadId);
-        return engine.cancelRunOf(snapshot.thread.threadId, reason ?? null);
+        return engine.cancelRunOf(snapshot.thread.threadId, optionalText(reason, "reason"));
       },
       watch({ identity, threadId, afterVersion, signal }) {
-        return watchThread(engine, () => ownThread(identity, threadId), afterVersion ?? 0, signal);
+        // Checked on first iteration, like the thread's ownership.
+        return (async function* () {
+          yield* watchThread(engine, () => ownThread(identity, threadId), versionOf(afterVersion), signal);
+        })();
       },
     },
 
@@ -149,12 +240,17 @@ export function createService(
           scopeKey: scope.scopeKey,
           ...(state ? { state } : {}),
           limit: clampLimit(limit),
-          cursor: cursor ?? null,
+          cursor: cursorOf(cursor),
         });
         return { items: page.actions, nextCursor: page.nextCursor };
       },
       async submit({ identity, threadId, actionId, payload, idempotencyKey, clientTools, clientData }) {
         const { snapshot, scope } = await ownThread(identity, threadId);
+        if (payload !== undefined) {
+          assertPlainKeys(payload, "payload");
+          engine.json(payload, "payload");
+        }
+        const data = clientDataOf(clientData);
         const tools = clientTools
           ? engine.validateClientTools(snapshot.thread.agentId, clientTools)
           : undefined;
@@ -166,9 +262,10 @@ export function createService(
           scope,
           kind: "submit",
           payload,
-          idempotencyKey: idempotencyKey ?? null,
+          idempotencyKey:
+            idempotencyKey === undefined ? null : requireString(idempotencyKey, "idempotencyKey"),
           ...(tools ? { clientTools: tools } : {}),
-          ...(clientData !== undefined ? { clientData: clientData as never } : {}),
+          ...(data !== undefined ? { clientData: data as never } : {}),
         });
       },
       async cancel({ identity, threadId, actionId, reason, idempotencyKey }) {
@@ -180,8 +277,9 @@ export function createService(
           identity,
           scope,
           kind: "cancel",
-          reason: reason ?? null,
-          idempotencyKey: idempotencyKey ?? null,
+          reason: optionalText(reason, "reason"),
+          idempotencyKey:
+            idempotencyKey === undefined ? null : requireString(idempotencyKey, "idempotencyKey"),
         });
       },
       async fail({ identity, threadId, actionId, error, idempotencyKey }) {
@@ -193,8 +291,9 @@ export function createService(
           identity,
           scope,
           kind: "fail",
-          error,
-          idempotencyKey: idempotencyKey ?? null,
+          error: failureOf(error),
+          idempotencyKey:
+            idempotencyKey === undefined ? null : requireString(idempotencyKey, "idempotencyKey"),
         });
       },
     },
@@ -213,7 +312,7 @@ export function createService(
           mediaType: requireString(mediaType, "mediaType"),
           filename: requireString(filename, "filename"),
           ...(size !== undefined ? { size } : {}),
-          ...(metadata ? { metadata } : {}),
+          ...(metadata ? { metadata: jsonObject(metadata, "metadata") } : {}),
         });
       },
       async get({ identity, fileId }) {
@@ -240,5 +339,9 @@ export function createService(
       },
     },
   };
-  return service;
+  return guardService(
+    service,
+    (report) => engine.reportError(report),
+    () => engine.generateId(),
+  );
 }

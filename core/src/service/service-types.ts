@@ -6,7 +6,7 @@ import type { ThreadSnapshot } from "../state/snapshot.js";
 import type { Identity } from "./identity.js";
 
 /** Every service call carries the caller's identity; the service derives the trusted scope from it. */
-export type WithIdentity<T> = T & { identity: Identity };
+export type WithIdentity<T, TIdentity = Identity> = T & { identity: TIdentity };
 
 /** A user message as a client sends it: plain text, or native AI SDK text/file parts. */
 export type OutgoingMessage =
@@ -45,65 +45,81 @@ export type ListResult<T> = { items: T[]; nextCursor: string | null };
  * The transport-neutral service every transport exposes. All scope checks happen here:
  * a thread, action or file of another scope is NOT_FOUND.
  */
-export interface PaiService {
-  manifest(input: WithIdentity<{ agentId?: string }>): Promise<JsonObject>;
+export interface PaiService<TIdentity = Identity> {
+  manifest(input: WithIdentity<{ agentId?: string }, TIdentity>): Promise<JsonObject>;
 
   threads: {
+    /** Ids are chosen by the server, so no tenant can probe or reserve another tenant's ids. */
     create(
-      input: WithIdentity<{ agentId?: string; title?: string; metadata?: JsonObject; threadId?: string }>,
+      input: WithIdentity<{ agentId?: string; title?: string; metadata?: JsonObject }, TIdentity>,
     ): Promise<ThreadRow>;
     list(
-      input: WithIdentity<{ agentId?: string; limit?: number; cursor?: string | null }>,
+      input: WithIdentity<{ agentId?: string; limit?: number; cursor?: string | null }, TIdentity>,
     ): Promise<ListResult<ThreadRow>>;
     /** Rows of the thread; `projectThreadState` turns them into the client view. */
-    get(input: WithIdentity<{ threadId: string }>): Promise<ThreadSnapshot>;
+    get(input: WithIdentity<{ threadId: string }, TIdentity>): Promise<ThreadSnapshot>;
     send(
       input: WithIdentity<
-        { threadId: string; message: OutgoingMessage; cancelPending?: boolean } & RunRequestOptions
+        { threadId: string; message: OutgoingMessage; cancelPending?: boolean } & RunRequestOptions,
+        TIdentity
       >,
     ): Promise<SendResult>;
-    cancel(input: WithIdentity<{ threadId: string; reason?: string }>): Promise<{ version: number }>;
+    cancel(
+      input: WithIdentity<{ threadId: string; reason?: string }, TIdentity>,
+    ): Promise<{ version: number }>;
     /** Committed events after `afterVersion`, then live until `signal` aborts. */
     watch(
-      input: WithIdentity<{ threadId: string; afterVersion?: number; signal?: AbortSignal }>,
+      input: WithIdentity<{ threadId: string; afterVersion?: number; signal?: AbortSignal }, TIdentity>,
     ): AsyncIterable<WatchEvent>;
   };
 
   actions: {
     list(
-      input: WithIdentity<{ state?: ActionState; limit?: number; cursor?: string | null }>,
+      input: WithIdentity<{ state?: ActionState; limit?: number; cursor?: string | null }, TIdentity>,
     ): Promise<ListResult<ActionRow>>;
     submit(
       input: WithIdentity<
-        { threadId: string; actionId: string; payload: unknown; idempotencyKey?: string } & RunRequestOptions
+        { threadId: string; actionId: string; payload: unknown; idempotencyKey?: string } & RunRequestOptions,
+        TIdentity
       >,
     ): Promise<ActionResult>;
     cancel(
-      input: WithIdentity<{ threadId: string; actionId: string; reason?: string; idempotencyKey?: string }>,
+      input: WithIdentity<
+        { threadId: string; actionId: string; reason?: string; idempotencyKey?: string },
+        TIdentity
+      >,
     ): Promise<ActionResult>;
     fail(
-      input: WithIdentity<{
-        threadId: string;
-        actionId: string;
-        error: string | { message: string };
-        idempotencyKey?: string;
-      }>,
+      input: WithIdentity<
+        {
+          threadId: string;
+          actionId: string;
+          error: string | { message: string };
+          idempotencyKey?: string;
+        },
+        TIdentity
+      >,
     ): Promise<ActionResult>;
   };
 
   files: {
     upload(
-      input: WithIdentity<{
-        threadId?: string | null;
-        filename: string;
-        mediaType: string;
-        body: Uint8Array | ReadableStream<Uint8Array>;
-        size?: number;
-        metadata?: JsonObject;
-      }>,
+      input: WithIdentity<
+        {
+          threadId?: string | null;
+          filename: string;
+          mediaType: string;
+          body: Uint8Array | ReadableStream<Uint8Array>;
+          size?: number;
+          metadata?: JsonObject;
+        },
+        TIdentity
+      >,
     ): Promise<UploadedFile>;
-    get(input: WithIdentity<{ fileId: string }>): Promise<StoredFileBody>;
-    head(input: WithIdentity<{ fileId: string }>): Promise<UploadedFile>;
-    downloadUrl?(input: WithIdentity<{ fileId: string; expiresInSeconds?: number }>): Promise<string | null>;
+    get(input: WithIdentity<{ fileId: string }, TIdentity>): Promise<StoredFileBody>;
+    head(input: WithIdentity<{ fileId: string }, TIdentity>): Promise<UploadedFile>;
+    downloadUrl?(
+      input: WithIdentity<{ fileId: string; expiresInSeconds?: number }, TIdentity>,
+    ): Promise<string | null>;
   };
 }

@@ -1,14 +1,17 @@
 import type { LanguageModel } from "ai";
 import { PaiError } from "../errors/pai-error.js";
+import type { AnyPaiPlugin } from "../plugins/plugin-types.js";
 import type { StorageV1 } from "../ports/storage.js";
-import { type AgentLike, createAgentRuntime, type Pai } from "../runtime/create-pai.js";
-import type { RuntimeOptions } from "../runtime/runtime-options.js";
+import { type AgentLike, createAgentRuntime, type Pai, scopeFromIdentity } from "../runtime/create-pai.js";
+import type { RuntimeOptions, ScopeResolver } from "../runtime/runtime-options.js";
 import type { OutgoingMessage, RunRequestOptions } from "../service/service-types.js";
 import type { ActionRow, MessageRow, RunRow } from "../state/rows.js";
 import type { ThreadSnapshot } from "../state/snapshot.js";
 import { type ScriptedStep, scriptedModel } from "./scripted-model.js";
 
 export type TestRuntimeOptions<TAgent extends AgentLike> = Omit<RuntimeOptions, "storage" | "model"> & {
+  /** Derives the scope from the identity. Default: the identity's own `scopeKey` / `userKey`. */
+  scope?: ScopeResolver<any>;
   agent: TAgent;
   /** A model, or a script for `scriptedModel`. */
   model: LanguageModel | ScriptedStep[];
@@ -69,13 +72,14 @@ export async function createTestRuntime<const TAgent extends AgentLike>(
   // Sequential ids with a per-runtime prefix: readable in assertions, unique across runtimes sharing storage.
   const prefix = globalThis.crypto.randomUUID().slice(0, 6);
   let counter = 0;
-  const pai = createAgentRuntime({
+  const pai = createAgentRuntime<TAgent, readonly AnyPaiPlugin[], any>({
     agent,
     storage,
     model,
     generateId: rest.generateId ?? (() => `${prefix}-${++counter}`),
+    scope: scopeFromIdentity,
     ...rest,
-  });
+  }) as unknown as Pai<Record<string, TAgent>>;
   const identity = identityOption ?? { scopeKey: "test-scope", userKey: "test-user" };
   const service = pai.service;
 
@@ -102,9 +106,18 @@ export async function createTestRuntime<const TAgent extends AgentLike>(
     model,
     identity,
     async createThread(threadOptions = {}) {
+      if (threadOptions.threadId) {
+        // A chosen id is a trusted, server-side choice; the public service picks its own.
+        const scope = await (rest.scope ?? scopeFromIdentity)(identity as never);
+        const thread = await pai.trusted.createThread({
+          scope,
+          threadId: threadOptions.threadId,
+          ...(threadOptions.title ? { title: threadOptions.title } : {}),
+        });
+        return thread.threadId;
+      }
       const thread = await service.threads.create({
         identity,
-        ...(threadOptions.threadId ? { threadId: threadOptions.threadId } : {}),
         ...(threadOptions.title ? { title: threadOptions.title } : {}),
       });
       return thread.threadId;

@@ -268,16 +268,21 @@ describe("onOutput", () => {
     await t.send(threadId, "pick");
 
     const error = await rejection(t.submit(threadId, "pick.output", { choice: "a" }));
-    expect(error.message).toBe(REDACTED_ERROR_MESSAGE);
+    expect(error.code).toBe("INTERNAL");
+    expect(error.message).toMatch(/^An internal error occurred \(reference [\w-]+\)/);
     expect(error.message).not.toContain("secret-host");
+    const correlationId = error.details?.correlationId;
     await t.waitForIdle(threadId);
     const run = await t.lastRun(threadId);
     expect(run?.status).toBe("failed");
     expect(run?.error).toBe(REDACTED_ERROR_MESSAGE);
     expect(JSON.stringify(await t.snapshot(threadId))).not.toContain("secret-host");
+    // The observer's own error, then the failed request under the id its client was given.
     expect(reports.map((report) => String((report.error as Error)?.message))).toEqual([
       expect.stringContaining("secret-host"),
+      REDACTED_ERROR_MESSAGE,
     ]);
+    expect(reports[1]).toMatchObject({ phase: "request", correlationId, operation: "actions.submit" });
     expect(scripted(t).calls).toHaveLength(1);
   });
 });

@@ -1,5 +1,5 @@
 // The worked example of core/README.md, kept runnable so the README cannot drift from the API.
-import { createAgentRuntime, defineAgent, defineCapability, defineTool } from "@pai/core";
+import { createAgentRuntime, defineAgent, defineCapability, defineTool, scopeFromIdentity } from "@pai/core";
 import { createTestRuntime } from "@pai/core/testing";
 import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
@@ -34,6 +34,7 @@ const agent = defineAgent({ name: "bookkeeper", tools: { totalBalance } });
 
 function createRuntime(openLedger: (resourceKey: string) => Promise<Ledger>) {
   return createAgentRuntime({
+    scope: scopeFromIdentity,
     agent,
     storage: memoryStorage(),
     capabilities: {
@@ -83,6 +84,8 @@ describe("core/README.md worked example", () => {
   it("createRuntime with the README's binding shape builds, and a missing binding does not", async () => {
     const pai = createRuntime(async () => ({ balance: async () => 0, close: async () => undefined }));
     await pai.close();
-    expect(() => createAgentRuntime({ agent, storage: memoryStorage() })).toThrow(/totalBalance/);
+    expect(() => createAgentRuntime({ scope: scopeFromIdentity, agent, storage: memoryStorage() })).toThrow(
+      /totalBalance/,
+    );
   });
 });

@@ -1,4 +1,4 @@
-import { createAgentRuntime, createPai, defineAgent, defineTool } from "@pai/core";
+import { createAgentRuntime, createPai, defineAgent, defineTool, scopeFromIdentity } from "@pai/core";
 import { scriptedModel } from "@pai/core/testing";
 import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
@@ -37,6 +37,7 @@ describe("subagents", () => {
       { text: "The researcher says Paris." },
     ]);
     const pai = createPai({
+      scope: scopeFromIdentity,
       storage: memoryStorage(),
       agents: {
         main: defineAgent({ model: mainModel, tools: { delegate } }),
@@ -85,6 +86,7 @@ describe("subagents", () => {
     });
     for (const name of ["support-bot", undefined]) {
       const pai = createAgentRuntime({
+        scope: scopeFromIdentity,
         storage: memoryStorage(),
         model: scriptedModel([{ toolCalls: [{ toolName: "whoAmI", input: {} }] }, { text: "ok" }]),
         agent: defineAgent({ ...(name ? { name } : {}), tools: { whoAmI } }),
@@ -113,6 +115,7 @@ describe("subagents", () => {
       },
     });
     const pai = createPai({
+      scope: scopeFromIdentity,
       storage: memoryStorage(),
       model: scriptedModel([{ toolCalls: [{ toolName: "delegate", input: {} }] }, { text: "ok" }]),
       agents: { main: defineAgent({ tools: { delegate } }) },
@@ -149,6 +152,7 @@ describe("subagents", () => {
     const pending: Array<{ threadId?: string }> = [{}];
     const storage = memoryStorage();
     const pai = createPai({
+      scope: scopeFromIdentity,
       storage,
       agents: {
         main: defineAgent({
@@ -216,6 +220,7 @@ describe("subagents", () => {
       execute: async (ctx) => ctx.agents.run({ agentId: "worker", prompt: "work" }),
     });
     const pai = createPai({
+      scope: scopeFromIdentity,
       storage: memoryStorage(),
       onRuntimeError: () => undefined,
       agents: {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineAgent } from "../../src/definitions/define-agent.js";
 import { defineTool } from "../../src/definitions/define-tool.js";
-import { createPai } from "../../src/runtime/create-pai.js";
+import { createPai, scopeFromIdentity } from "../../src/runtime/create-pai.js";
 
 const echo = defineTool({
   id: "test.echo",
@@ -96,6 +96,7 @@ describe("plugins at createPai", () => {
   it("limits plugin tools to the agents it lists", () => {
     const plugin = definePlugin({ id: "acme.only-b", agents: ["b"], tools: { echo2: echo } });
     const pai = createPai({
+      scope: scopeFromIdentity,
       storage: memoryStorage(),
       agents: { a: defineAgent({ tools: { echo } }), b: defineAgent({ tools: {} }) },
       plugins: [plugin],
@@ -104,6 +105,7 @@ describe("plugins at createPai", () => {
     expect(Object.keys(pai.agents.b.tools)).toEqual(["echo2"]);
     expect(() =>
       createPai({
+        scope: scopeFromIdentity,
         storage: memoryStorage(),
         agents: { a: defineAgent({ tools: {} }) },
         plugins: [definePlugin({ id: "acme.ghost", agents: ["ghost"] })],
@@ -120,6 +122,7 @@ describe("plugins at createPai", () => {
     let error: unknown;
     try {
       createPai({
+        scope: scopeFromIdentity,
         storage,
         agents: { a: defineAgent({ tools: {} }) },
         plugins: [counterPlugin, sameCapability],
@@ -133,6 +136,7 @@ describe("plugins at createPai", () => {
 
     expect(() =>
       createPai({
+        scope: scopeFromIdentity,
         storage,
         agents: { a: defineAgent({ tools: {} }) },
         capabilities: { [counter.id]: { acquire: () => ({ next: () => 0 }) } },
@@ -142,6 +146,7 @@ describe("plugins at createPai", () => {
 
     expect(() =>
       createPai({
+        scope: scopeFromIdentity,
         storage,
         agents: { a: defineAgent({ tools: { echo } }) },
         plugins: [definePlugin({ id: "acme.echoes", tools: { echo } })],
@@ -150,6 +155,7 @@ describe("plugins at createPai", () => {
 
     expect(() =>
       createPai({
+        scope: scopeFromIdentity,
         storage,
         agents: { a: defineAgent({ tools: {} }) },
         plugins: [
@@ -161,6 +167,7 @@ describe("plugins at createPai", () => {
 
     expect(() =>
       createPai({
+        scope: scopeFromIdentity,
         storage,
         agents: { a: defineAgent({ tools: {} }) },
         plugins: [counterPlugin, counterPlugin],

@@ -4,6 +4,7 @@ import {
   defineAgent,
   definePlugin,
   defineTool,
+  scopeFromIdentity,
   type ToolInput,
   type ToolName,
   type ToolOutput,
@@ -42,7 +43,12 @@ describe("WithPlugins", () => {
   });
 
   it("types pai.agents from the plugins given to createPai", () => {
-    const pai = createPai({ storage: memoryStorage(), agents: { main: agent }, plugins: [loud] });
+    const pai = createPai({
+      scope: scopeFromIdentity,
+      storage: memoryStorage(),
+      agents: { main: agent },
+      plugins: [loud],
+    });
     expectTypeOf<ToolName<typeof pai.agents.main>>().toEqualTypeOf<"echo" | "shout">();
   });
 

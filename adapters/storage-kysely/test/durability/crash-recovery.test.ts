@@ -4,6 +4,7 @@ import {
   analyzeRun,
   createPai,
   INTERRUPTED_TEXT,
+  scopeFromIdentity,
   type ThreadEvent,
   type ThreadSnapshot,
 } from "@pai/core";
@@ -187,6 +188,7 @@ describe("crash recovery on Postgres", async () => {
 
         // 3. A fresh runtime adopts the expired runs.
         const recoverer = createPai({
+          scope: scopeFromIdentity,
           agents: {
             durability: createDurabilityAgent({ db, prefix, instanceId: `recoverer${first}` }),
           },

@@ -1,4 +1,4 @@
-import { createPai, type ThreadEvent } from "@pai/core";
+import { createPai, scopeFromIdentity, type ThreadEvent } from "@pai/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kyselyStorage, migrateToLatest } from "../../src/index.js";
 import { openEngine } from "../support/engines.js";
@@ -59,6 +59,7 @@ describe("lease loss on Postgres", async () => {
 
     // The adopting instance's own tool call is still running when the stalled process wakes up.
     const recoverer = createPai({
+      scope: scopeFromIdentity,
       agents: {
         durability: createDurabilityAgent({
           db,

@@ -1,4 +1,10 @@
-import { createPai, type StorageCommit, type StorageV1, type ThreadEvent } from "@pai/core";
+import {
+  createPai,
+  type StorageCommit,
+  type StorageV1,
+  scopeFromIdentity,
+  type ThreadEvent,
+} from "@pai/core";
 import { makeMessageRow } from "@pai/core/testing";
 import { Kysely, type LogEvent, PostgresDialect, sql } from "kysely";
 import pg from "pg";
@@ -80,6 +86,7 @@ describe("write cost per step on Postgres", async () => {
     },
   });
   const pai = createPai({
+    scope: scopeFromIdentity,
     agents: { durability: createDurabilityAgent({ db, prefix, instanceId: "cost" }) },
     storage: counting,
     model: planModel({ instanceId: "cost" }),
@@ -111,7 +118,10 @@ describe("write cost per step on Postgres", async () => {
     const measured: Array<{ length: number } & Record<keyof Counters | "rows", number>> = [];
     for (const length of LENGTHS) {
       const threadId = `cost-${length}`;
-      const thread = await pai.service.threads.create({ identity: durabilityIdentity, threadId });
+      const thread = await pai.trusted.createThread({
+        scope: scopeFromIdentity(durabilityIdentity),
+        threadId,
+      });
       // History written directly (one commit), so the thread is long before the measured runs.
       const history: ThreadEvent[] = Array.from({ length }, (_, index) => ({
         type: "message-upserted",

@@ -1,0 +1,57 @@
+import { correlationIdOf, internalErrorFor, PaiError } from "../errors/pai-error.js";
+import type { RuntimeErrorReport } from "../runtime/runtime-options.js";
+
+/**
+ * Every service call answers either its result, a `PaiError` a client can act on, or an
+ * INTERNAL error that carries only a correlation id. The unexpected error itself goes to
+ * `onRuntimeError` with the same id, so no transport can leak a stack, SQL text or driver
+ * message by accident.
+ */
+export function guardService<T extends object>(
+  service: T,
+  report: (report: RuntimeErrorReport) => void,
+  newId: () => string,
+): T {
+  const redact = (error: unknown, operation: string): unknown => {
+    if (correlationIdOf(error)) return error;
+    if (PaiError.isInstance(error) && error.code !== "INTERNAL" && error.code !== "INVALID_DEFINITION") {
+      return error;
+    }
+    const correlationId = newId();
+    report({ error, phase: "request", correlationId, operation });
+    return internalErrorFor(correlationId);
+  };
+  const wrap = (value: unknown, path: string): unknown => {
+    if (typeof value === "function") {
+      const method = value as (...args: unknown[]) => unknown;
+      return (...args: unknown[]) => {
+        let result: unknown;
+        try {
+          result = method(...args);
+        } catch (error) {
+          throw redact(error, path);
+        }
+        if (result instanceof Promise) return result.catch((error) => Promise.reject(redact(error, path)));
+        if (result && typeof result === "object" && Symbol.asyncIterator in result) {
+          return guardIterable(result as AsyncIterable<unknown>, (error) => redact(error, path));
+        }
+        return result;
+      };
+    }
+    if (value && typeof value === "object") {
+      return Object.fromEntries(
+        Object.entries(value).map(([key, entry]) => [key, wrap(entry, path ? `${path}.${key}` : key)]),
+      );
+    }
+    return value;
+  };
+  return wrap(service, "") as T;
+}
+
+async function* guardIterable<T>(iterable: AsyncIterable<T>, redact: (error: unknown) => unknown) {
+  try {
+    yield* iterable;
+  } catch (error) {
+    throw redact(error);
+  }
+}
