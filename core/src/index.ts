@@ -121,7 +121,7 @@ export { toolFailureDetails } from "./errors/tool-failure.js";
 export { ToolInvocationError } from "./errors/tool-invocation-error.js";
 export type { JsonLimits, JsonObject, JsonPrimitive, JsonValue } from "./json/json-value.js";
 // JSON
-export { DEFAULT_JSON_LIMITS, isJsonValue, normalizeJson } from "./json/json-value.js";
+export { assertPlainKeys, DEFAULT_JSON_LIMITS, isJsonValue, normalizeJson } from "./json/json-value.js";
 export type { AgentManifest, ToolManifestEntry } from "./manifest/agent-manifest.js";
 export { agentManifest, toolManifestEntry } from "./manifest/agent-manifest.js";
 export { getToolName, isPaiToolPart } from "./parts/get-tool-name.js";

@@ -7,5 +7,6 @@ export type {
 export { createPaiRouter } from "./create-pai-router.js";
 export type { PaiErrorData } from "./errors.js";
 export { PAI_TO_TRPC_CODE, paiErrorData, toTrpcError } from "./errors.js";
+export { guardTransformer } from "./guard-transformer.js";
 export type { PaiRouterLimits } from "./schemas.js";
 export { DEFAULT_PAI_ROUTER_LIMITS } from "./schemas.js";

@@ -8,6 +8,7 @@ import { z } from "zod";
 import { createTrpcTransport } from "../src/client.js";
 import {
   createPaiRouter,
+  guardTransformer,
   type PaiRouterFilesOptions,
   type PaiRouterLimits,
   paiErrorData,
@@ -23,7 +24,7 @@ export type HostUser = { userId: string; scopeKey: string };
 export type HostContext = { user: HostUser | null };
 
 const t = initTRPC.context<HostContext>().create({
-  transformer: superjson,
+  transformer: guardTransformer(superjson),
   errorFormatter: ({ shape, error }) => ({ ...shape, data: { ...shape.data, pai: paiErrorData(error) } }),
   sse: { ping: { enabled: true, intervalMs: 1_000 }, client: { reconnectAfterInactivityMs: 3_000 } },
 });

@@ -4,9 +4,25 @@ import type { ThreadSnapshot } from "../state/snapshot.js";
 import type { WatchEvent } from "./service-types.js";
 
 /**
+ * Committed batches read per storage query while a watcher catches up. A watcher holds at most
+ * one page, so a long log (or many watchers replaying it at once) never has to fit in memory.
+ */
+export const WATCH_REPLAY_PAGE_SIZE = 64;
+
+/** Lets timers and I/O run between pages, so a long replay never holds the event loop. */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => {
+    if (typeof setImmediate === "function") setImmediate(resolve);
+    else setTimeout(resolve, 0);
+  });
+}
+
+/**
  * Committed events after `afterVersion` from storage, then live: every notification makes it
  * re-read storage from the last delivered version, so nothing is lost or duplicated even when
- * notifications are dropped or arrive out of order.
+ * notifications are dropped or arrive out of order. Each read goes page by page
+ * (`WATCH_REPLAY_PAGE_SIZE` batches, each page after the last delivered version) until a short
+ * page shows the watcher has caught up; live events queued meanwhile follow, as before.
  */
 export async function* watchThread(
   engine: Engine,
@@ -30,17 +46,28 @@ export async function* watchThread(
     while (!signal?.aborted) {
       if (needsRead) {
         needsRead = false;
-        const batches = await engine.store.storage.readEvents({ threadId, afterVersion: delivered });
-        for (const batch of batches) {
-          if (batch.version <= delivered) continue;
-          delivered = batch.version;
-          yield {
-            type: "committed",
+        for (let page = 0; ; page++) {
+          if (page > 0) await yieldToEventLoop();
+          if (signal?.aborted) return;
+          const batches = await engine.store.storage.readEvents({
             threadId,
-            version: batch.version,
-            events: batch.events,
-            createdAt: batch.createdAt,
-          };
+            afterVersion: delivered,
+            limit: WATCH_REPLAY_PAGE_SIZE,
+          });
+          for (const batch of batches) {
+            if (signal?.aborted) return;
+            if (batch.version <= delivered) continue;
+            delivered = batch.version;
+            yield {
+              type: "committed",
+              threadId,
+              version: batch.version,
+              events: batch.events,
+              createdAt: batch.createdAt,
+            };
+          }
+          // A storage that ignored `limit` returned everything: the next read comes back empty.
+          if (batches.length < WATCH_REPLAY_PAGE_SIZE) break;
         }
       }
       while (queue.length > 0) {

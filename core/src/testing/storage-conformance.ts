@@ -570,6 +570,30 @@ export function runStorageConformance<TStorage extends StorageV1>(
         expect(await storage().readEvents({ threadId: id("missing"), afterVersion: 0 })).toEqual([]);
       });
 
+      it("pages through the log with limit: first page, next page after its last version, short last page", async () => {
+        const threadId = id("t");
+        await createThread(makeThreadRow({ threadId, scopeKey: id("s") }), [], at(1));
+        for (let version = 2; version <= 7; version++) {
+          const message = makeMessageRow({ threadId, messageId: id("m"), position: version });
+          await commitOk(threadId, version - 1, [{ type: "message-upserted", message }], at(version));
+        }
+        const all = await storage().readEvents({ threadId, afterVersion: 0 });
+        expect(all.map((batch) => batch.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+
+        const page = (afterVersion: number) => storage().readEvents({ threadId, afterVersion, limit: 3 });
+        const first = await page(0);
+        expect(first).toEqual(all.slice(0, 3));
+        const second = await page(first.at(-1)!.version);
+        expect(second).toEqual(all.slice(3, 6));
+        const last = await page(second.at(-1)!.version);
+        expect(last).toEqual(all.slice(6));
+        expect(await page(last.at(-1)!.version)).toEqual([]);
+        // A limit the log does not fill, or fills exactly, returns the rest of it.
+        expect(await storage().readEvents({ threadId, afterVersion: 0, limit: 100 })).toEqual(all);
+        expect(await storage().readEvents({ threadId, afterVersion: 0, limit: 7 })).toEqual(all);
+        expect(await storage().readEvents({ threadId, afterVersion: 5, limit: 1 })).toEqual(all.slice(5, 6));
+      });
+
       it("stores one batch per version holding all events of the commit in order", async () => {
         const threadId = id("t");
         const scopeKey = id("s");
