@@ -16,7 +16,7 @@ import {
 import { localFiles } from "@pai/files-local";
 import { sandboxPlugin } from "@pai/sandbox";
 import { createPgliteDialect, kyselyStorage, migrateToLatest } from "@pai/storage-kysely";
-import { createPaiRouter, paiErrorData } from "@pai/transport-trpc";
+import { createPaiRouter, guardTransformer, paiErrorData } from "@pai/transport-trpc";
 import { initTRPC } from "@trpc/server";
 import { createHTTPHandler } from "@trpc/server/adapters/standalone";
 import { Kysely } from "kysely";
@@ -46,7 +46,11 @@ export type PlaygroundServer = {
 type Context = { identity: PlaygroundIdentity };
 
 const t = initTRPC.context<Context>().create({
-  transformer: superjson,
+  // Refuses __proto__ / constructor / prototype keys and over-deep JSON on the raw request,
+  // before superjson would silently drop them.
+  transformer: guardTransformer(superjson),
+  // Stacks stay out of error responses unless explicitly developing PAI itself.
+  isDev: process.env.PAI_DEV === "1",
   // PAI's error code and validation issues ride along, so the UI can show field messages.
   errorFormatter: ({ shape, error }) => ({ ...shape, data: { ...shape.data, pai: paiErrorData(error) } }),
   sse: { ping: { enabled: true, intervalMs: 5_000 }, client: { reconnectAfterInactivityMs: 12_000 } },
@@ -67,7 +71,8 @@ function createAppRouter(
       procedure: t.procedure,
       service,
       identity: (ctx) => ctx.identity,
-      onInternalError: (error, { path }) => log(`pai.${path} failed: ${getErrorMessage(error)}`),
+      onInternalError: (error, { path, correlationId }) =>
+        log(`pai.${path} failed (reference ${correlationId}): ${getErrorMessage(error)}`),
     }),
   });
 }
@@ -98,7 +103,12 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
     // Binds the sandbox capability runShell declares: one in-memory shell per thread.
     plugins: [sandboxPlugin({ limits: { timeoutMs: 5_000, maxOutputBytes: 16_384 } })],
     onRuntimeError: (report: RuntimeErrorReport) =>
-      log(`[${report.phase}] ${report.toolName ?? ""} ${getErrorMessage(report.error)}`.replace(/ +/g, " ")),
+      log(
+        `[${report.phase}] ${report.operation ?? report.toolName ?? ""} ${report.correlationId ? `(reference ${report.correlationId}) ` : ""}${getErrorMessage(report.error)}`.replace(
+          / +/g,
+          " ",
+        ),
+      ),
   });
   // Runs a crashed process left behind (expired leases) continue here.
   await pai.recover();
@@ -108,6 +118,8 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
   const trpc = createHTTPHandler({
     router: createAppRouter(pai.service, async () => manifest, log),
     basePath: "/api/trpc/",
+    // Uploads travel as base64 (a third larger than the 10 MiB file limit) plus the JSON around them.
+    maxBodySize: 14 * 1_048_576,
     createContext: ({ req }) => ({ identity: identityFromRequest(req) }),
   });
 
