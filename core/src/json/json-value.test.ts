@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PaiError } from "../errors/pai-error.js";
-import { isJsonValue, normalizeJson } from "./json-value.js";
+import { isJsonValue, normalizeJson, sanitizeForOutput } from "./json-value.js";
 
 function rejection(value: unknown): PaiError {
   try {
@@ -92,5 +92,23 @@ describe("isJsonValue", () => {
     expect(isJsonValue({ a: [1, "2", null] })).toBe(true);
     expect(isJsonValue({ a: new Date() })).toBe(false);
     expect(isJsonValue(undefined)).toBe(false);
+  });
+});
+
+describe("sanitizeForOutput", () => {
+  it("returns a clean value as is, without copying", () => {
+    const value = { a: [1, { b: "x" }], c: null };
+    expect(sanitizeForOutput(value)).toBe(value);
+  });
+
+  it("cuts what is nested too deep and escapes forbidden keys, leaving the rest", () => {
+    let deep: unknown = 1;
+    for (let index = 0; index < 10; index++) deep = { a: deep };
+    const value = { keep: [1, 2], deep, ...JSON.parse('{"__proto__":{"x":1}}') };
+    const safe = sanitizeForOutput(value, 5) as Record<string, unknown>;
+    expect(safe.keep).toBe(value.keep);
+    expect(JSON.stringify(safe.deep)).toContain("nested deeper than 5 levels");
+    expect(Object.keys(safe)).toEqual(["keep", "deep", "[__proto__]"]);
+    expect(Object.getPrototypeOf(safe)).toBe(Object.prototype);
   });
 });

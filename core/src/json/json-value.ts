@@ -206,3 +206,52 @@ export function assertPlainKeys(value: unknown, label = "Value", limits: Partial
   };
   visit(value, null, 0);
 }
+
+/**
+ * Makes a value that is about to leave PAI (a read's result) safe for every serializer, whatever
+ * its stored rows hold: a subtree nested deeper than `maxDepth` becomes a short notice string and
+ * a forbidden key is escaped as `[key]`. Input is bounded before it is written, so this only
+ * matters for rows written before those bounds or by other tools; such a row must never make a
+ * read fail. Copy-on-write: a clean value is returned as is, in one linear walk.
+ */
+export function sanitizeForOutput<T>(value: T, maxDepth = 128): T {
+  const visit = (current: unknown, depth: number): unknown => {
+    if (current === null || typeof current !== "object") return current;
+    const isArray = Array.isArray(current);
+    const prototype = Object.getPrototypeOf(current);
+    if (!isArray && prototype !== Object.prototype && prototype !== null) return current;
+    if (depth >= maxDepth) return `[PAI: value nested deeper than ${maxDepth} levels, not returned]`;
+    if (isArray) {
+      let copy: unknown[] | null = null;
+      for (let index = 0; index < current.length; index++) {
+        const entry = current[index];
+        const next = visit(entry, depth + 1);
+        if (next !== entry && !copy) copy = current.slice(0, index);
+        if (copy) copy.push(next);
+      }
+      return copy ?? current;
+    }
+    let copy: Record<string, unknown> | null = null;
+    const keys = Object.keys(current);
+    for (let index = 0; index < keys.length; index++) {
+      const key = keys[index]!;
+      const entry = (current as Record<string, unknown>)[key];
+      const next = visit(entry, depth + 1);
+      const forbidden = FORBIDDEN_KEYS.has(key);
+      if ((next !== entry || forbidden) && !copy) {
+        copy = {};
+        for (const earlier of keys.slice(0, index))
+          copy[earlier] = (current as Record<string, unknown>)[earlier];
+      }
+      if (copy)
+        Object.defineProperty(copy, forbidden ? `[${key}]` : key, {
+          value: next,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+    }
+    return copy ?? current;
+  };
+  return visit(value, 0) as T;
+}

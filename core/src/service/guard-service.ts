@@ -1,11 +1,13 @@
 import { correlationIdOf, internalErrorFor, PaiError } from "../errors/pai-error.js";
+import { sanitizeForOutput } from "../json/json-value.js";
 import type { RuntimeErrorReport } from "../runtime/runtime-options.js";
 
 /**
  * Every service call answers either its result, a `PaiError` a client can act on, or an
  * INTERNAL error that carries only a correlation id. The unexpected error itself goes to
  * `onRuntimeError` with the same id, so no transport can leak a stack, SQL text or driver
- * message by accident.
+ * message by accident. Results pass `sanitizeForOutput`, so a stored row no request could write
+ * today (too deep, a `__proto__` key) still reads instead of failing the transport.
  */
 export function guardService<T extends object>(
   service: T,
@@ -31,11 +33,13 @@ export function guardService<T extends object>(
         } catch (error) {
           throw redact(error, path);
         }
-        if (result instanceof Promise) return result.catch((error) => Promise.reject(redact(error, path)));
+        if (result instanceof Promise) {
+          return result.then(sanitizeForOutput, (error) => Promise.reject(redact(error, path)));
+        }
         if (result && typeof result === "object" && Symbol.asyncIterator in result) {
           return guardIterable(result as AsyncIterable<unknown>, (error) => redact(error, path));
         }
-        return result;
+        return sanitizeForOutput(result);
       };
     }
     if (value && typeof value === "object") {
@@ -50,7 +54,7 @@ export function guardService<T extends object>(
 
 async function* guardIterable<T>(iterable: AsyncIterable<T>, redact: (error: unknown) => unknown) {
   try {
-    yield* iterable;
+    for await (const item of iterable) yield sanitizeForOutput(item);
   } catch (error) {
     throw redact(error);
   }
