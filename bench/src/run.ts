@@ -151,11 +151,11 @@ async function benchSuspendResume(engines: BenchEngine[]) {
     // The client learns the run parked (a watch would push it); waiting in-process keeps the HTTP cost isolated.
     await entry.pai.waitForIdle(thread.threadId);
     const snapshot = await client.pai.threads.get.query({ threadId: thread.threadId });
-    const action = snapshot.actions.find((candidate: { state: string }) => candidate.state === "pending");
+    const action = snapshot.pending[0];
     if (!action) throw new Error("bench: expected a pending action over HTTP");
     await client.pai.actions.submit.mutate({
       threadId: thread.threadId,
-      actionId: action.actionId,
+      actionId: action.ref.actionId,
       payload: { approved: true },
     });
     await entry.pai.waitForIdle(thread.threadId);

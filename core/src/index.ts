@@ -252,6 +252,22 @@ export type {
   ThreadStatus,
   ToolDataRow,
 } from "./state/rows.js";
+export type {
+  ClientActionRow,
+  ClientRunRow,
+  ClientThreadEvent,
+  ClientThreadRow,
+  ClientThreadSnapshot,
+  ClientThreadView,
+} from "./state/client-rows.js";
+export {
+  toClientAction,
+  toClientEvent,
+  toClientRun,
+  toClientSnapshot,
+  toClientThread,
+  toClientView,
+} from "./state/client-rows.js";
 export type { ThreadSnapshot } from "./state/snapshot.js";
 export { applyStoredEvents, applyThreadEvent } from "./state/snapshot.js";
 export {

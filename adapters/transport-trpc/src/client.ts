@@ -150,7 +150,8 @@ export function trpcTransport(client: object, options: { path?: string } = {}): 
     threads: {
       create: (input) => mutation("threads.create", input),
       list: (input) => query("threads.list", input),
-      get: (input) => query("threads.get", input),
+      // The rows without internal fields, which the client keeps current from watch events.
+      get: (input) => query("threads.snapshot", input),
       send: (input) => mutation("threads.send", input),
       cancel: (input) => mutation("threads.cancel", input),
       watch: ({ threadId, afterVersion, signal, onOpen }) => ({

@@ -1,4 +1,22 @@
-import { type Identity, PaiError, type PaiService } from "@pai/core";
+import type { IsOpenContract, PaiPendingAction } from "@pai/client";
+import {
+  type ActionResult,
+  type ClientActionRow,
+  type ClientThreadEvent,
+  type ClientThreadRow,
+  type ClientThreadSnapshot,
+  type ClientThreadView,
+  type Identity,
+  type ListResult,
+  PaiError,
+  type PaiService,
+  toClientAction,
+  toClientEvent,
+  toClientSnapshot,
+  toClientThread,
+  toClientView,
+  type WatchEvent,
+} from "@pai/core";
 import {
   type inferProcedureBuilderResolverOptions,
   TRPCError,
@@ -6,6 +24,7 @@ import {
   type TRPCUnsetMarker,
   tracked,
 } from "@trpc/server";
+import type { z } from "zod";
 import { base64ToBytes, bytesToBase64, decodedLength } from "./base64.js";
 import { toTrpcError } from "./errors.js";
 import { createMediaTypeAllowlist } from "./media-type-allowlist.js";
@@ -24,7 +43,60 @@ export type PaiBaseProcedure<TContext, TMeta, TContextOverrides, TErrorShape> = 
   TErrorShape
 >;
 
-export type CreatePaiRouterOptions<TContext, TMeta, TContextOverrides, TErrorShape, TIdentity = Identity> = {
+/**
+ * `actions.submit`'s answer part, typed from the agents: a union discriminated by the action's
+ * qualified `name`, so a wrong payload does not compile. An action outside the contract (a
+ * frontend-defined client tool's) is answered with `untyped: true`.
+ */
+export type PaiSubmitAnswer<TAgent> = TAgent extends unknown
+  ? IsOpenContract<TAgent> extends true
+    ? { name?: string; payload?: unknown; untyped?: boolean }
+    :
+        | (PaiPendingAction<TAgent> extends infer TAction
+            ? TAction extends { name: infer TName; submit: (...args: infer TArgs) => unknown }
+              ? undefined extends TArgs[0]
+                ? { name: TName; payload?: TArgs[0]; untyped?: false }
+                : { name: TName; payload: TArgs[0]; untyped?: false }
+              : never
+            : never)
+        | { untyped: true; name?: string; payload?: unknown }
+  : never;
+
+/** `actions.submit`'s input as a typed tRPC client sees it. */
+export type PaiSubmitInput<TAgent> = {
+  threadId: string;
+  actionId: string;
+  idempotencyKey?: string;
+  clientTools?: Array<{
+    name: string;
+    description: string;
+    inputSchema: Record<string, unknown>;
+    outputSchema?: Record<string, unknown>;
+  }>;
+  clientData?: unknown;
+} & PaiSubmitAnswer<TAgent>;
+
+/** A committed `watch` event as clients receive it: rows without internal fields. */
+export type ClientWatchEvent =
+  | (Omit<Extract<WatchEvent, { type: "committed" }>, "events"> & { events: ClientThreadEvent[] })
+  | Extract<WatchEvent, { type: "live" }>;
+
+/** An action result as clients receive it. */
+export type ClientActionResult = Omit<ActionResult, "action"> & { action: ClientActionRow };
+
+const clientResult = (result: ActionResult): ClientActionResult => ({
+  ...result,
+  action: toClientAction(result.action),
+});
+
+export type CreatePaiRouterOptions<
+  TContext,
+  TMeta,
+  TContextOverrides,
+  TErrorShape,
+  TIdentity = Identity,
+  TAgent = unknown,
+> = {
   /**
    * The procedure every PAI procedure is built on: the host's own `t.procedure` or a procedure
    * with its auth middleware, so the host's context, middleware and transformer apply.
@@ -35,7 +107,7 @@ export type CreatePaiRouterOptions<TContext, TMeta, TContextOverrides, TErrorSha
    * below must return that type: a runtime created without `scope` needs an identity with
    * `scopeKey` (a compile error otherwise; there is no shared default tenant).
    */
-  service: PaiService<TIdentity>;
+  service: PaiService<TIdentity, TAgent>;
   /** Derives the caller's identity from the host's context. Throw (e.g. UNAUTHORIZED) to refuse. */
   identity: (
     ctx: inferProcedureBuilderResolverOptions<
@@ -73,9 +145,14 @@ export type PaiRouterFilesOptions = {
  *   pai: createPaiRouter({ procedure: authedProcedure, service: pai.service, identity: (ctx) => ctx.user }),
  * });
  */
-export function createPaiRouter<TContext, TMeta, TContextOverrides, TErrorShape, TIdentity = Identity>(
-  options: CreatePaiRouterOptions<TContext, TMeta, TContextOverrides, TErrorShape, TIdentity>,
-) {
+export function createPaiRouter<
+  TContext,
+  TMeta,
+  TContextOverrides,
+  TErrorShape,
+  TIdentity = Identity,
+  TAgent = unknown,
+>(options: CreatePaiRouterOptions<TContext, TMeta, TContextOverrides, TErrorShape, TIdentity, TAgent>) {
   const { service } = options;
   // Input errors are summarized before they reach the client: a schema error's default message
   // lists every issue (100,000 unknown keys make a 4 MB answer), so it is cut to a few.
@@ -114,17 +191,42 @@ export function createPaiRouter<TContext, TMeta, TContextOverrides, TErrorShape,
       create: procedure
         .input(schemas.threads.create)
         .mutation(({ ctx, input }) =>
-          call("threads.create", ctx, (identity) => service.threads.create({ ...input, identity })),
+          call(
+            "threads.create",
+            ctx,
+            async (identity): Promise<ClientThreadRow> =>
+              toClientThread(await service.threads.create({ ...input, identity })),
+          ),
         ),
-      list: procedure
-        .input(schemas.threads.list)
-        .query(({ ctx, input }) =>
-          call("threads.list", ctx, (identity) => service.threads.list({ ...input, identity })),
-        ),
+      list: procedure.input(schemas.threads.list).query(({ ctx, input }) =>
+        call("threads.list", ctx, async (identity): Promise<ListResult<ClientThreadRow>> => {
+          const page = await service.threads.list({ ...input, identity });
+          return { ...page, items: page.items.map(toClientThread) };
+        }),
+      ),
       get: procedure
         .input(schemas.threads.get)
         .query(({ ctx, input }) =>
-          call("threads.get", ctx, (identity) => service.threads.get({ ...input, identity })),
+          call(
+            "threads.get",
+            ctx,
+            async (identity): Promise<ClientThreadView> =>
+              toClientView(await service.threads.get({ ...input, identity })),
+          ),
+        ),
+      /**
+       * The thread's rows without internal fields: what `@pai/client` keeps current with
+       * `watch` events. Render from `get` (the projected view) unless you sync yourself.
+       */
+      snapshot: procedure
+        .input(schemas.threads.get)
+        .query(({ ctx, input }) =>
+          call(
+            "threads.snapshot",
+            ctx,
+            async (identity): Promise<ClientThreadSnapshot> =>
+              toClientSnapshot(await service.threads.get({ ...input, identity })),
+          ),
         ),
       send: procedure
         .input(schemas.threads.send)
@@ -152,8 +254,12 @@ export function createPaiRouter<TContext, TMeta, TContextOverrides, TErrorShape,
             ...(signal ? { signal } : {}),
           });
           for await (const event of events) {
-            if (event.type === "committed") yield tracked(String(event.version), event);
-            else yield event;
+            if (event.type === "committed") {
+              const committed: ClientWatchEvent = { ...event, events: event.events.map(toClientEvent) };
+              yield tracked(String(event.version), committed);
+            } else {
+              yield event as ClientWatchEvent;
+            }
           }
         } catch (error) {
           if (signal?.aborted) return;
@@ -165,25 +271,39 @@ export function createPaiRouter<TContext, TMeta, TContextOverrides, TErrorShape,
     },
 
     actions: {
-      list: procedure
-        .input(schemas.actions.list)
-        .query(({ ctx, input }) =>
-          call("actions.list", ctx, (identity) => service.actions.list({ ...input, identity })),
-        ),
+      list: procedure.input(schemas.actions.list).query(({ ctx, input }) =>
+        call("actions.list", ctx, async (identity): Promise<ListResult<ClientActionRow>> => {
+          const page = await service.actions.list({ ...input, identity });
+          return { ...page, items: page.items.map(toClientAction) };
+        }),
+      ),
       submit: procedure
-        .input(schemas.actions.submit)
+        // Checked by the runtime schema; typed for clients by the agents' actions.
+        .input(
+          schemas.actions.submit as unknown as z.ZodType<
+            z.output<typeof schemas.actions.submit>,
+            PaiSubmitInput<TAgent>
+          >,
+        )
         .mutation(({ ctx, input }) =>
-          call("actions.submit", ctx, (identity) => service.actions.submit({ ...input, identity })),
+          call("actions.submit", ctx, async (identity) => {
+            const { untyped: _untyped, ...answer } = input;
+            return clientResult(await service.actions.submit({ ...answer, identity }));
+          }),
         ),
       cancel: procedure
         .input(schemas.actions.cancel)
         .mutation(({ ctx, input }) =>
-          call("actions.cancel", ctx, (identity) => service.actions.cancel({ ...input, identity })),
+          call("actions.cancel", ctx, async (identity) =>
+            clientResult(await service.actions.cancel({ ...input, identity })),
+          ),
         ),
       fail: procedure
         .input(schemas.actions.fail)
         .mutation(({ ctx, input }) =>
-          call("actions.fail", ctx, (identity) => service.actions.fail({ ...input, identity })),
+          call("actions.fail", ctx, async (identity) =>
+            clientResult(await service.actions.fail({ ...input, identity })),
+          ),
         ),
     },
 

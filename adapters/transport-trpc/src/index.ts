@@ -1,8 +1,12 @@
 export type {
+  ClientActionResult,
+  ClientWatchEvent,
   CreatePaiRouterOptions,
   PaiBaseProcedure,
   PaiRouterFilesOptions,
   PaiRouterRecord,
+  PaiSubmitAnswer,
+  PaiSubmitInput,
 } from "./create-pai-router.js";
 export { createPaiRouter } from "./create-pai-router.js";
 export type { PaiErrorData } from "./errors.js";

@@ -134,6 +134,10 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
       submit: z.strictObject({
         threadId: id,
         actionId: id,
+        /** The action's qualified name; when given it must match (typed clients send it). */
+        name: z.string().min(1).max(limits.maxIdLength).optional(),
+        /** Marks an answer to an action outside the agents' contract (typed clients only). */
+        untyped: z.boolean().optional(),
         // Any size-bounded value, including none: the tool's resume or output schema decides.
         payload: z.unknown().superRefine(bounded),
         idempotencyKey: id.optional(),

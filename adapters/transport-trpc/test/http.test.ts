@@ -82,8 +82,11 @@ describe("host app with PAI mounted under `pai` (real HTTP server, @trpc/client)
     expect((await trpc.health.query()).at).toBeInstanceOf(Date);
     const thread = await trpc.pai.threads.create.mutate({ title: "from typed client" });
     expect(thread.title).toBe("from typed client");
-    const snapshot = await trpc.pai.threads.get.query({ threadId: thread.threadId });
-    expect(snapshot.thread.scopeKey).toBe("acme");
+    const view = await trpc.pai.threads.get.query({ threadId: thread.threadId });
+    expect(view.thread.threadId).toBe(thread.threadId);
+    // The client view carries no tenant key (nor any other internal field).
+    expect(view.thread).not.toHaveProperty("scopeKey");
+    expect(thread).not.toHaveProperty("scopeKey");
   });
 
   it("full flow: send -> suspend -> second client sees pending via watch -> submit -> first sees output", async () => {
@@ -326,7 +329,7 @@ describe("host app with PAI mounted under `pai` (real HTTP server, @trpc/client)
     expect(first.thread.title).toBe("requests");
     expect(second).toEqual(first);
     expect(host.requests).toHaveLength(2);
-    for (const url of host.requests) expect(url).toMatch(/^\/pai\.threads\.get\?input=/);
+    for (const url of host.requests) expect(url).toMatch(/^\/pai\.threads\.snapshot\?input=/);
 
     const batched = transportFor(host.url, alice, { batch: true });
     host.requests.length = 0;
@@ -336,7 +339,7 @@ describe("host app with PAI mounted under `pai` (real HTTP server, @trpc/client)
     ]);
     expect([third, fourth]).toEqual([first, first]);
     expect(host.requests).toHaveLength(1);
-    expect(host.requests[0]).toMatch(/^\/pai\.threads\.get,pai\.threads\.get\?batch=1&/);
+    expect(host.requests[0]).toMatch(/^\/pai\.threads\.snapshot,pai\.threads\.snapshot\?batch=1&/);
   });
 
   it("paginates threads with a cursor", async () => {

@@ -1,21 +1,24 @@
 import { createPaiClient, type PaiClient, type PaiTransport } from "@pai/client";
 import {
   type ActionResult,
+  type ClientThreadRow,
+  type ClientThreadSnapshot,
+  type ClientThreadView,
+  createPai,
   defineAgent,
   defineTool,
   type JsonObject,
   type ListResult,
   type SendResult,
-  type ThreadRow,
-  type ThreadSnapshot,
   type WatchEvent,
 } from "@pai/core";
 import { createTRPCClient, httpBatchLink, type inferRouterClient } from "@trpc/client";
-import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
+import { type inferRouterInputs, type inferRouterOutputs, initTRPC } from "@trpc/server";
 import superjson from "superjson";
 import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { trpcTransport } from "../src/client.js";
+import { type ClientActionResult, createPaiRouter } from "../src/index.js";
 import type { HostRouter } from "./host-app.js";
 
 type Outputs = inferRouterOutputs<HostRouter>;
@@ -23,9 +26,10 @@ type Inputs = inferRouterInputs<HostRouter>;
 
 describe("types of the PAI procedures in a host router", () => {
   it("infers procedure outputs in the client", () => {
-    expectTypeOf<Outputs["pai"]["threads"]["get"]>().toEqualTypeOf<ThreadSnapshot>();
-    expectTypeOf<Outputs["pai"]["threads"]["create"]>().toEqualTypeOf<ThreadRow>();
-    expectTypeOf<Outputs["pai"]["actions"]["submit"]>().toEqualTypeOf<ActionResult>();
+    expectTypeOf<Outputs["pai"]["threads"]["get"]>().toEqualTypeOf<ClientThreadView>();
+    expectTypeOf<Outputs["pai"]["threads"]["snapshot"]>().toEqualTypeOf<ClientThreadSnapshot>();
+    expectTypeOf<Outputs["pai"]["threads"]["create"]>().toEqualTypeOf<ClientThreadRow>();
+    expectTypeOf<Outputs["pai"]["actions"]["submit"]>().toEqualTypeOf<ClientActionResult>();
     expectTypeOf<Outputs["pai"]["threads"]["list"]["nextCursor"]>().toEqualTypeOf<string | null>();
   });
 
@@ -55,12 +59,12 @@ describe("types through @trpc/client", () => {
   });
 
   it("infers procedure outputs from the router type in the tRPC client", () => {
-    expectTypeOf(trpc.pai.threads.get.query).returns.resolves.toEqualTypeOf<ThreadSnapshot>();
-    expectTypeOf(trpc.pai.threads.create.mutate).returns.resolves.toEqualTypeOf<ThreadRow>();
+    expectTypeOf(trpc.pai.threads.get.query).returns.resolves.toEqualTypeOf<ClientThreadView>();
+    expectTypeOf(trpc.pai.threads.create.mutate).returns.resolves.toEqualTypeOf<ClientThreadRow>();
     expectTypeOf(trpc.pai.threads.send.mutate).returns.resolves.toEqualTypeOf<SendResult>();
-    expectTypeOf(trpc.pai.threads.list.query).returns.resolves.toEqualTypeOf<ListResult<ThreadRow>>();
-    expectTypeOf(trpc.pai.actions.submit.mutate).returns.resolves.toEqualTypeOf<ActionResult>();
-    expectTypeOf(trpc.pai.actions.cancel.mutate).returns.resolves.toEqualTypeOf<ActionResult>();
+    expectTypeOf(trpc.pai.threads.list.query).returns.resolves.toEqualTypeOf<ListResult<ClientThreadRow>>();
+    expectTypeOf(trpc.pai.actions.submit.mutate).returns.resolves.toEqualTypeOf<ClientActionResult>();
+    expectTypeOf(trpc.pai.actions.cancel.mutate).returns.resolves.toEqualTypeOf<ClientActionResult>();
     expectTypeOf(trpc.pai.manifest.query).returns.resolves.toEqualTypeOf<JsonObject>();
     type Client = inferRouterClient<HostRouter>;
     expectTypeOf<Awaited<ReturnType<Client["pai"]["threads"]["cancel"]["mutate"]>>>().toEqualTypeOf<{
@@ -103,5 +107,73 @@ describe("types through @trpc/client", () => {
     // @ts-expect-error the resume schema wants { approved: boolean }
     await action?.submit({ ok: true });
     if (action) expectTypeOf(action.submit).returns.resolves.toEqualTypeOf<ActionResult>();
+  });
+});
+
+describe("typed raw procedures: a plain @trpc/client on a router built from a typed runtime", () => {
+  const approve = defineTool({
+    id: "types.raw.approve",
+    description: "Wait for approval",
+    inputSchema: z.object({ summary: z.string() }),
+    outputSchema: z.object({ ok: z.boolean() }),
+    suspend: {
+      approval: {
+        suspendSchema: z.object({ prompt: z.string() }),
+        resumeSchema: z.object({ approved: z.boolean(), comment: z.string().optional() }),
+      },
+    },
+    execute: async (ctx) =>
+      ctx.entry.type === "initial"
+        ? ctx.suspend("approval", { prompt: ctx.input.summary })
+        : { ok: ctx.entry.resume.approved },
+  });
+  const pickColor = defineTool({
+    id: "types.raw.pick-color",
+    description: "The user picks a color in the browser",
+    inputSchema: z.object({}),
+    outputSchema: z.object({ color: z.enum(["red", "green"]) }),
+  });
+  const agent = defineAgent({ name: "main", tools: { approve, pickColor } });
+  const pai = createPai({
+    agents: { main: agent },
+    storage: {} as never,
+    scope: (user: { id: string; org: string }) => ({ scopeKey: user.org, userKey: user.id }),
+  });
+  const t = initTRPC.context<{ user: { id: string; org: string } }>().create({ transformer: superjson });
+  const router = t.router({
+    pai: createPaiRouter({ procedure: t.procedure, service: pai.service, identity: (ctx) => ctx.user }),
+  });
+  const trpc = createTRPCClient<typeof router>({
+    links: [httpBatchLink({ url: "http://127.0.0.1:1", transformer: superjson })],
+  });
+  const ids = { threadId: "t", actionId: "a" };
+
+  it("types the payload of actions.submit by the action's name", () => {
+    void trpc.pai.actions.submit.mutate({ ...ids, name: "approve.approval", payload: { approved: true } });
+    void trpc.pai.actions.submit.mutate({ ...ids, name: "pickColor.output", payload: { color: "red" } });
+    // @ts-expect-error the approval's resume schema wants { approved: boolean }
+    void trpc.pai.actions.submit.mutate({ ...ids, name: "approve.approval", payload: { ok: true } });
+    // @ts-expect-error "blue" is not a color this tool accepts
+    void trpc.pai.actions.submit.mutate({ ...ids, name: "pickColor.output", payload: { color: "blue" } });
+    // @ts-expect-error no action of the agent has this name
+    void trpc.pai.actions.submit.mutate({ ...ids, name: "approve.other", payload: {} });
+    // @ts-expect-error without a name the payload cannot be checked, so typed clients must name it
+    void trpc.pai.actions.submit.mutate({ ...ids, payload: { approved: true } });
+    // An action outside the contract (a frontend-defined client tool) is answered explicitly untyped.
+    void trpc.pai.actions.submit.mutate({
+      ...ids,
+      untyped: true,
+      name: "client.selection.output",
+      payload: 1,
+    });
+  });
+
+  it("returns client views without storage rows or scope keys", () => {
+    type Outputs = inferRouterOutputs<typeof router>;
+    expectTypeOf<Outputs["pai"]["threads"]["get"]>().toEqualTypeOf<ClientThreadView>();
+    expectTypeOf<Outputs["pai"]["threads"]["get"]>().not.toHaveProperty("actions");
+    expectTypeOf<Outputs["pai"]["threads"]["get"]["thread"]>().not.toHaveProperty("scopeKey");
+    expectTypeOf<Outputs["pai"]["actions"]["submit"]["action"]>().not.toHaveProperty("scopeKey");
+    expectTypeOf<Outputs["pai"]["threads"]["list"]["items"][number]>().not.toHaveProperty("scopeKey");
   });
 });

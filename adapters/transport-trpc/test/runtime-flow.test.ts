@@ -1,5 +1,5 @@
 import { createPaiClient, isPaiToolPart, type PaiThreadState, type ThreadClient } from "@pai/client";
-import { defineAgent, defineTool, PaiError, projectThreadState } from "@pai/core";
+import { defineAgent, defineTool, PaiError, toClientView } from "@pai/core";
 import { createTestRuntime, scriptedModel, type TestRuntime } from "@pai/core/testing";
 import { memoryFiles } from "@pai/storage-memory";
 import { createTRPCUntypedClient, httpBatchLink, isTRPCClientError } from "@trpc/client";
@@ -190,9 +190,8 @@ describe("transport-trpc with the real runtime", () => {
             });
             if (result !== undefined) succeeded.add(name);
             await runtime.pai.waitForIdle(thread.id);
-            const fresh = projectThreadState(
-              await service.threads.get({ identity: alice, threadId: thread.id }),
-            );
+            // What a client may see of a fresh read: the view of the rows without internal fields.
+            const fresh = toClientView(await service.threads.get({ identity: alice, threadId: thread.id }));
             const live = await waitFor(watched, (state) => state.version >= fresh.version);
             expect(live.version).toBe(fresh.version);
             expect(live.messages).toEqual(fresh.messages);
@@ -290,7 +289,7 @@ describe("transport-trpc with the real runtime", () => {
     expect(lastText).toMatchObject({ type: "text", text: "Done." });
 
     // Live equals reload, for both watchers.
-    const fresh = projectThreadState(await service.threads.get({ identity: alice, threadId: thread.id }));
+    const fresh = toClientView(await service.threads.get({ identity: alice, threadId: thread.id }));
     expect(done.messages).toEqual(fresh.messages);
     expect(done.version).toBe(fresh.version);
     const otherDone = await waitFor(other, (state) => state.version === fresh.version);
@@ -315,7 +314,7 @@ describe("transport-trpc with the real runtime", () => {
     const resumed = await waitFor(flakyThread, (state) => state.version === expected.version);
     expect(resumed.messages).toEqual(expected.messages);
     expect(resumed.run).toEqual(expected.run);
-    const fresh = projectThreadState(await service.threads.get({ identity: alice, threadId: thread.id }));
+    const fresh = toClientView(await service.threads.get({ identity: alice, threadId: thread.id }));
     expect(resumed.messages).toEqual(fresh.messages);
     for (const stop of stops) stop();
   });

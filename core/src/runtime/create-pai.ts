@@ -34,13 +34,16 @@ export type AgentsWithPlugins<
   TPlugins extends readonly AnyPaiPlugin[],
 > = { [K in keyof TAgents]: WithPlugins<TAgents[K], TPlugins> };
 
+/** The union of a registry's agents (type-only; lets a transport type action payloads). */
+export type AgentOf<TAgents> = TAgents extends Record<string, infer TAgent> ? TAgent : never;
+
 /** A running PAI instance: the service API plus trusted operations and lifecycle. */
 export type Pai<
   TAgents extends Record<string, AgentLike> = Record<string, AgentLike>,
   TIdentity = Identity,
 > = {
   /** The transport-neutral, identity-checked API every transport exposes, typed by the identity `scope` reads. */
-  readonly service: PaiService<TIdentity>;
+  readonly service: PaiService<TIdentity, AgentOf<TAgents>>;
   readonly agents: TAgents;
   /** Trusted server-side operations (never exposed to clients by a transport). */
   readonly trusted: {
@@ -162,7 +165,7 @@ export function createPai<
     }
     return scope;
   };
-  const service = createService<TIdentity>(engine, scopeOf, async (agentId) => {
+  const service = createService<TIdentity, AgentOf<AgentsWithPlugins<TAgents, TPlugins>>>(engine, scopeOf, async (agentId) => {
     const manifest = await agentManifest(engine.agent(agentId).definition as never);
     return { agentId, ...manifest } as unknown as JsonObject;
   });

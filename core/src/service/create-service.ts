@@ -111,11 +111,11 @@ function requireString(value: unknown, name: string): string {
  * the caller's identity; a thread, action or file of another scope is NOT_FOUND, exactly
  * like a missing one.
  */
-export function createService<TIdentity>(
+export function createService<TIdentity, TAgent = unknown>(
   engine: Engine,
   scopeOf: (identity: unknown) => Promise<Scope>,
   manifest?: (agentId: string) => Promise<JsonObject>,
-): PaiService<TIdentity> {
+): PaiService<TIdentity, TAgent> {
   const jsonObject = (value: unknown, name: string): JsonObject => {
     if (!value || typeof value !== "object" || Array.isArray(value)) {
       throw new PaiError("INVALID_INPUT", `${name} must be a JSON object.`);
@@ -147,7 +147,7 @@ export function createService<TIdentity>(
     return { snapshot, scope };
   };
 
-  const service: PaiService<TIdentity> = {
+  const service: PaiService<TIdentity, TAgent> = {
     async manifest({ identity, agentId }) {
       await scopeOf(identity);
       const id = agentId ?? engine.defaultAgentId();
@@ -244,8 +244,17 @@ export function createService<TIdentity>(
         });
         return { items: page.actions, nextCursor: page.nextCursor };
       },
-      async submit({ identity, threadId, actionId, payload, idempotencyKey, clientTools, clientData }) {
+      async submit({ identity, threadId, actionId, name, payload, idempotencyKey, clientTools, clientData }) {
         const { snapshot, scope } = await ownThread(identity, threadId);
+        if (name !== undefined) {
+          const named = snapshot.actions.find((action) => action.actionId === actionId);
+          if (named && named.name !== requireString(name, "name")) {
+            throw new PaiError(
+              "INVALID_INPUT",
+              `Action ${actionId} is ${named.name}, not ${name}: its payload follows the schema of ${named.name}.`,
+            );
+          }
+        }
         if (payload !== undefined) {
           assertPlainKeys(payload, "payload");
           engine.json(payload, "payload");

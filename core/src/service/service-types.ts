@@ -45,7 +45,13 @@ export type ListResult<T> = { items: T[]; nextCursor: string | null };
  * The transport-neutral service every transport exposes. All scope checks happen here:
  * a thread, action or file of another scope is NOT_FOUND.
  */
-export interface PaiService<TIdentity = Identity> {
+export interface PaiService<TIdentity = Identity, TAgent = unknown> {
+  /**
+   * Type-only: the agents this service runs, so a transport can type action payloads by name.
+   * Never set at run time.
+   */
+  readonly "~agents"?: TAgent;
+
   manifest(input: WithIdentity<{ agentId?: string }, TIdentity>): Promise<JsonObject>;
 
   threads: {
@@ -79,7 +85,14 @@ export interface PaiService<TIdentity = Identity> {
     ): Promise<ListResult<ActionRow>>;
     submit(
       input: WithIdentity<
-        { threadId: string; actionId: string; payload: unknown; idempotencyKey?: string } & RunRequestOptions,
+        {
+          threadId: string;
+          actionId: string;
+          /** When given, the action must have this qualified name (`tool.point` / `tool.output`). */
+          name?: string;
+          payload: unknown;
+          idempotencyKey?: string;
+        } & RunRequestOptions,
         TIdentity
       >,
     ): Promise<ActionResult>;

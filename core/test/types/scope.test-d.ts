@@ -19,7 +19,8 @@ describe("scope is required unless the identity carries scopeKey (no shared defa
       storage: memoryStorage(),
       scope: (user: User) => ({ scopeKey: user.orgId, userKey: user.id }),
     });
-    expectTypeOf(pai.service).toEqualTypeOf<PaiService<User>>();
+    expectTypeOf(pai.service).toExtend<PaiService<User>>();
+    expectTypeOf<Parameters<typeof pai.service.threads.list>[0]["identity"]>().toEqualTypeOf<User>();
     void pai.service.threads.list({ identity: { id: "u1", orgId: "o1" } });
     // @ts-expect-error an identity of another shape does not reach the service.
     void pai.service.threads.list({ identity: { scopeKey: "o1" } });
