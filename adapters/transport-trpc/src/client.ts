@@ -166,7 +166,7 @@ export function trpcTransport(client: object, options: { path?: string } = {}): 
             wake?.();
             wake = null;
           };
-          const subscription = untyped.subscription(at("threads.watch"), input, {
+          const subscription = untyped.subscription(at("threads.events"), input, {
             onStarted: () => onOpen?.(),
             onData: (value: unknown) => {
               queue.push(toWatchEvent(value));

@@ -1,6 +1,7 @@
 import type { IsOpenContract, PaiPendingAction } from "@pai/client";
 import {
   type ActionResult,
+  applyStoredEvents,
   type ClientActionRow,
   type ClientThreadEvent,
   type ClientThreadRow,
@@ -79,6 +80,11 @@ export type PaiSubmitInput<TAgent> = {
 /** A committed `watch` event as clients receive it: rows without internal fields. */
 export type ClientWatchEvent =
   | (Omit<Extract<WatchEvent, { type: "committed" }>, "events"> & { events: ClientThreadEvent[] })
+  | Extract<WatchEvent, { type: "live" }>;
+
+/** An item of the view-based `threads.watch`: the whole client view per version, or a live event. */
+export type ClientViewEvent =
+  | { type: "state"; version: number; view: ClientThreadView }
   | Extract<WatchEvent, { type: "live" }>;
 
 /** An action result as clients receive it. */
@@ -242,10 +248,58 @@ export function createPaiRouter<
        * Committed events (tracked by version, so a reconnect resumes after the last one seen)
        * followed by live events (untracked, never replayed).
        */
+      /**
+       * The thread as a client renders it, kept current: a `state` item with the whole client
+       * view after every committed version (tracked by version, so a reconnect resumes), and
+       * live items (text deltas, transient tool data) in between. Each state item carries the
+       * whole thread; for long threads sync with `events` and `snapshot` instead.
+       */
       watch: procedure.input(schemas.threads.watch).subscription(async function* ({ ctx, input, signal }) {
         const { threadId, lastEventId } = input;
-        const afterVersion = lastEventId != null ? Number(lastEventId) : input.afterVersion;
+        const resumeAfter = lastEventId != null ? Number(lastEventId) : input.afterVersion;
         const identity = await call("threads.watch", ctx, async (resolved) => resolved);
+        try {
+          let snapshot = await service.threads.get({ identity, threadId });
+          const version = snapshot.thread.version;
+          if (resumeAfter === undefined || resumeAfter < version) {
+            const first: ClientViewEvent = { type: "state", version, view: toClientView(snapshot) };
+            yield tracked(String(version), first);
+          }
+          const events = service.threads.watch({
+            identity,
+            threadId,
+            afterVersion: version,
+            ...(signal ? { signal } : {}),
+          });
+          for await (const event of events) {
+            if (event.type === "committed") {
+              snapshot = applyStoredEvents(snapshot, event);
+              const state: ClientViewEvent = {
+                type: "state",
+                version: event.version,
+                view: toClientView(snapshot),
+              };
+              yield tracked(String(event.version), state);
+            } else {
+              yield event as ClientViewEvent;
+            }
+          }
+        } catch (error) {
+          if (signal?.aborted) return;
+          throw toTrpcError(error, (cause, correlationId) =>
+            options.onInternalError?.(cause, { path: "threads.watch", correlationId }),
+          );
+        }
+      }),
+      /**
+       * The event stream `@pai/client` syncs from: committed events (rows without internal
+       * fields), tracked by version so a reconnect resumes after the last one seen, and live
+       * events (untracked, never replayed).
+       */
+      events: procedure.input(schemas.threads.watch).subscription(async function* ({ ctx, input, signal }) {
+        const { threadId, lastEventId } = input;
+        const afterVersion = lastEventId != null ? Number(lastEventId) : input.afterVersion;
+        const identity = await call("threads.events", ctx, async (resolved) => resolved);
         try {
           const events = service.threads.watch({
             identity,
@@ -264,7 +318,7 @@ export function createPaiRouter<
         } catch (error) {
           if (signal?.aborted) return;
           throw toTrpcError(error, (cause, correlationId) =>
-            options.onInternalError?.(cause, { path: "threads.watch", correlationId }),
+            options.onInternalError?.(cause, { path: "threads.events", correlationId }),
           );
         }
       }),

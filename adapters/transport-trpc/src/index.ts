@@ -1,5 +1,6 @@
 export type {
   ClientActionResult,
+  ClientViewEvent,
   ClientWatchEvent,
   CreatePaiRouterOptions,
   PaiBaseProcedure,

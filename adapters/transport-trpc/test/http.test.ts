@@ -5,6 +5,7 @@ import { EventSource } from "eventsource";
 import superjson from "superjson";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFakePaiService, type FakePaiService } from "../../../client/test/fake-pai-service.js";
+import type { ClientViewEvent } from "../src/index.js";
 import { type HostRouter, type HostUser, type RunningHost, startHost, transportFor } from "./host-app.js";
 
 const alice: HostUser = { userId: "alice", scopeKey: "acme" };
@@ -125,7 +126,7 @@ describe("host app with PAI mounted under `pai` (real HTTP server, @trpc/client)
     stopSecond();
   });
 
-  it("watch yields committed events tracked by version and resumes after lastEventId", async () => {
+  it("events yields committed events tracked by version and resumes after lastEventId", async () => {
     const service = createFakePaiService();
     const host = await start(service);
     const pai = createPaiClient({ transport: transportFor(host.url, alice) });
@@ -139,7 +140,7 @@ describe("host app with PAI mounted under `pai` (real HTTP server, @trpc/client)
     const controller = new AbortController();
     const received: Array<{ id?: string; version: number }> = [];
     await new Promise<void>((resolve, reject) => {
-      const subscription = trpc.pai.threads.watch.subscribe(
+      const subscription = trpc.pai.threads.events.subscribe(
         { threadId: thread.id, lastEventId: "2" },
         {
           signal: controller.signal,
@@ -161,6 +162,55 @@ describe("host app with PAI mounted under `pai` (real HTTP server, @trpc/client)
       { id: "3", version: 3 },
       { id: "4", version: 4 },
     ]);
+  });
+
+  it("watch yields the client view after every version and resumes after lastEventId", async () => {
+    const service = createFakePaiService();
+    const host = await start(service);
+    const pai = createPaiClient({ transport: transportFor(host.url, alice) });
+    const thread = await pai.createThread();
+    await thread.send("hello");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const trpc = typedClient(host.url, alice);
+    const next = (lastEventId: string | undefined, count: number) => {
+      const controller = new AbortController();
+      const received: Array<{ id: string; data: ClientViewEvent }> = [];
+      return new Promise<typeof received>((resolve, reject) => {
+        const subscription = trpc.pai.threads.watch.subscribe(
+          { threadId: thread.id, ...(lastEventId ? { lastEventId } : {}) },
+          {
+            signal: controller.signal,
+            onData: (value) => {
+              const item = value as { id: string; data: ClientViewEvent };
+              if (item.data.type !== "state") return;
+              received.push(item);
+              if (received.length === count) {
+                subscription.unsubscribe();
+                controller.abort();
+                resolve(received);
+              }
+            },
+            onError: reject,
+          },
+        );
+      });
+    };
+    const [first] = await next(undefined, 1);
+    const version = service.log(thread.id).at(-1)!.version;
+    expect(first!.id).toBe(String(version));
+    const state = first!.data as Extract<ClientViewEvent, { type: "state" }>;
+    expect(state.version).toBe(version);
+    expect(state.view.thread.threadId).toBe(thread.id);
+    expect(state.view.thread).not.toHaveProperty("scopeKey");
+    expect(state.view.messages.map((message) => message.role)).toContain("user");
+
+    // Resuming at the current version yields nothing old: the next state is the next commit's.
+    const later = next(String(version), 1);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await thread.send("again");
+    const [after] = await later;
+    expect(Number(after!.id)).toBeGreaterThan(version);
+    expect((after!.data as Extract<ClientViewEvent, { type: "state" }>).view.version).toBe(Number(after!.id));
   });
 
   it("reconnect: the SSE stream is cut mid-run and the watcher ends with the same state as an uninterrupted one", async () => {

@@ -142,10 +142,10 @@ async function healthProblems(fx: Fixture, before: Observation): Promise<string[
   }
   const aWatch = await send(url, alice, subscriptionReq("pai.threads.watch", { threadId }), {
     sseTimeoutMs: 10_000,
-    acceptData: (value) => (value as { type?: string } | null)?.type === "committed",
+    acceptData: (value) => (value as { type?: string } | null)?.type === "state",
   });
-  if (!aWatch.ok || (aWatch.data as { type?: string } | undefined)?.type !== "committed") {
-    problems.push(`afterwards A's threads.watch yields no committed event: ${describeOutcome(aWatch)}`);
+  if (!aWatch.ok || (aWatch.data as { type?: string } | undefined)?.type !== "state") {
+    problems.push(`afterwards A's threads.watch yields no state: ${describeOutcome(aWatch)}`);
   }
   const bList = await send(url, bob, queryReq("pai.threads.list", { limit: 200 }));
   const bItems = (bList.data as { items?: Array<{ threadId: string }> } | undefined)?.items;
