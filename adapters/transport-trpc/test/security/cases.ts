@@ -29,6 +29,8 @@ export const PROCEDURES = {
   "threads.send": "mutation",
   "threads.cancel": "mutation",
   "threads.watch": "subscription",
+  "threads.snapshot": "query",
+  "threads.events": "subscription",
   "actions.list": "query",
   "actions.submit": "mutation",
   "actions.cancel": "mutation",
@@ -249,6 +251,18 @@ const SPECS: Record<ProcedureName, Spec> = {
     strings: [["threadId"]],
     requiresInput: true,
   },
+  "threads.snapshot": {
+    base: ({ b }) => ({ threadId: b.threadId }),
+    slots: [],
+    strings: [["threadId"]],
+    requiresInput: true,
+  },
+  "threads.events": {
+    base: ({ b }) => ({ threadId: b.threadId }),
+    slots: [],
+    strings: [["threadId"]],
+    requiresInput: true,
+  },
   "actions.list": {
     base: () => ({ state: "pending", limit: 10 }),
     slots: [],
@@ -350,6 +364,14 @@ function oracleCases(): HostileCase[] {
     ),
     pair("threads.cancel", "A's threadId", (_, ids) => ({ threadId: ids.thread, reason: "mine now" }), A),
     pair("threads.watch", "A's threadId", (_, ids) => ({ threadId: ids.thread }), A),
+    pair("threads.snapshot", "A's threadId", (_, ids) => ({ threadId: ids.thread }), A),
+    pair("threads.events", "A's threadId", (_, ids) => ({ threadId: ids.thread }), A),
+    pair(
+      "threads.events",
+      "A's threadId with afterVersion 0",
+      (_, ids) => ({ threadId: ids.thread, afterVersion: 0 }),
+      A,
+    ),
     pair(
       "threads.watch",
       "A's threadId with afterVersion 0",
@@ -588,11 +610,16 @@ function hugeStringCases(): HostileCase[] {
 
 /** Integers beyond what a version or a page size can be. */
 function rangeCases(): HostileCase[] {
-  const watch = (attack: string, input: (ctx: CaseContext) => unknown, headers?: Record<string, string>) => ({
-    procedure: "threads.watch" as const,
+  const watch = (
+    attack: string,
+    input: (ctx: CaseContext) => unknown,
+    headers?: Record<string, string>,
+    procedure: "threads.watch" | "threads.events" = "threads.watch",
+  ) => ({
+    procedure,
     attack,
     expect: { kind: "refused" as const, status: 400 },
-    run: async (ctx: CaseContext) => single(await ctx.asB(call("threads.watch", input(ctx), headers))),
+    run: async (ctx: CaseContext) => single(await ctx.asB(call(procedure, input(ctx), headers))),
   });
   const list = (procedure: "threads.list" | "actions.list", limit: number): HostileCase => ({
     procedure,
@@ -602,6 +629,18 @@ function rangeCases(): HostileCase[] {
   });
   return [
     watch("afterVersion: 2147483648", (ctx) => ({ threadId: ctx.b.threadId, afterVersion: 2147483648 })),
+    watch(
+      "afterVersion: 2147483648",
+      (ctx) => ({ threadId: ctx.b.threadId, afterVersion: 2147483648 }),
+      undefined,
+      "threads.events",
+    ),
+    watch(
+      'Last-Event-Id header "99999999999999"',
+      (ctx) => ({ threadId: ctx.b.threadId }),
+      { "last-event-id": "99999999999999" },
+      "threads.events",
+    ),
     {
       procedure: "threads.watch",
       attack: "afterVersion: 9007199254740993 (beyond a safe integer, sent as JSON text)",
