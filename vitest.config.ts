@@ -8,6 +8,7 @@ const src = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export default defineConfig({
   resolve: {
     alias: [
+      { find: /^@pai\/core\/testing\/conformance$/, replacement: src("./core/src/testing/conformance.ts") },
       { find: /^@pai\/core\/testing$/, replacement: src("./core/src/testing/index.ts") },
       { find: /^@pai\/core\/internal$/, replacement: src("./core/src/internal/index.ts") },
       { find: /^@pai\/core$/, replacement: src("./core/src/index.ts") },

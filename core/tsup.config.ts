@@ -4,6 +4,7 @@ export default defineConfig({
   entry: {
     index: "src/index.ts",
     "testing/index": "src/testing/index.ts",
+    "testing/conformance": "src/testing/conformance.ts",
     "internal/index": "src/internal/index.ts",
   },
   format: ["esm"],

@@ -219,6 +219,22 @@ export type {
   WatchEvent,
   WithIdentity,
 } from "./service/service-types.js";
+export type {
+  ClientActionRow,
+  ClientRunRow,
+  ClientThreadEvent,
+  ClientThreadRow,
+  ClientThreadSnapshot,
+  ClientThreadView,
+} from "./state/client-rows.js";
+export {
+  toClientAction,
+  toClientEvent,
+  toClientRun,
+  toClientSnapshot,
+  toClientThread,
+  toClientView,
+} from "./state/client-rows.js";
 export type { LiveEvent, StoredThreadEvents, ThreadEvent } from "./state/events.js";
 // Client state projection (transport/client helper)
 export type {
@@ -252,22 +268,6 @@ export type {
   ThreadStatus,
   ToolDataRow,
 } from "./state/rows.js";
-export type {
-  ClientActionRow,
-  ClientRunRow,
-  ClientThreadEvent,
-  ClientThreadRow,
-  ClientThreadSnapshot,
-  ClientThreadView,
-} from "./state/client-rows.js";
-export {
-  toClientAction,
-  toClientEvent,
-  toClientRun,
-  toClientSnapshot,
-  toClientThread,
-  toClientView,
-} from "./state/client-rows.js";
 export type { ThreadSnapshot } from "./state/snapshot.js";
 export { applyStoredEvents, applyThreadEvent } from "./state/snapshot.js";
 export {

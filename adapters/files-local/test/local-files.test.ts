@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join, relative, sep } from "node:path";
 import type { FilesV1 } from "@pai/core";
 import { PaiError } from "@pai/core";
-import { runFilesConformance } from "@pai/core/testing";
+import { runFilesConformance } from "@pai/core/testing/conformance";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { localFiles } from "../src/index.js";
 

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { runFilesConformance } from "@pai/core/testing";
+import { runFilesConformance } from "@pai/core/testing/conformance";
 import { afterAll, beforeAll } from "vitest";
 import { s3Files } from "../src/index.js";
 import { type S3rverFixture, startS3rver } from "./s3rver-fixture.js";

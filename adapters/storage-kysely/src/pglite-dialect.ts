@@ -1,5 +1,6 @@
-import type { PGlite } from "@electric-sql/pglite";
-import { type Dialect, PGliteDialect } from "kysely";
+// Kysely's structural `PGlite` type, not `@electric-sql/pglite`'s (an optional peer dependency):
+// a `new PGlite()` fits, and the types compile without the package installed.
+import { type Dialect, type PGlite, PGliteDialect } from "kysely";
 
 /**
  * A Kysely dialect over an `@electric-sql/pglite` instance (embedded Postgres in WASM).

@@ -1,10 +1,20 @@
 import type { NotifierMessage, NotifierV1 } from "@pai/core";
 import { PaiError } from "@pai/core";
-import pg from "pg";
+// Types only: `pg` is an optional peer dependency, loaded when a notifier first connects or
+// publishes, so importing `@pai/storage-kysely` works without it (SQLite, PGlite, MySQL). The
+// exported types name no `pg` type either, so they compile without `pg` installed.
+import type pg from "pg";
+
+/** The part of a `pg` `Pool` the notifier uses; a `new pg.Pool(...)` fits. */
+export type PostgresNotifierPool = {
+  query(text: string, values?: unknown[]): Promise<unknown>;
+  /** The pool's settings; the listening connection is opened with the same. */
+  options: object;
+};
 
 export type PostgresNotifierOptions = {
   /** Publishes go through this pool; the listening connection is a separate client with its settings. */
-  pool?: pg.Pool;
+  pool?: PostgresNotifierPool;
   /** Used when no pool is given: the notifier opens (and closes) its own small pool. */
   connectionString?: string;
   /** NOTIFY channel shared by every process of one deployment (default `pai_notify`). */
@@ -34,6 +44,25 @@ const RECONNECT_MAX_MS = 5_000;
 
 type Listener = (message: NotifierMessage) => void;
 
+type PgModule = typeof pg;
+let pgModule: Promise<PgModule> | undefined;
+
+/** Loads `pg` on first use; a missing package fails with a message saying what to install. */
+function loadPg(): Promise<PgModule> {
+  pgModule ??= import("pg").then(
+    (module) => module.default,
+    (error: unknown) => {
+      pgModule = undefined;
+      throw new PaiError(
+        "INVALID_DEFINITION",
+        "postgresNotifier needs the `pg` package (an optional peer dependency of @pai/storage-kysely): npm install pg",
+        { cause: error },
+      );
+    },
+  );
+  return pgModule;
+}
+
 function isNotifierMessage(value: unknown): value is NotifierMessage {
   if (typeof value !== "object" || value === null) return false;
   const message = value as Record<string, unknown>;
@@ -57,10 +86,17 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
     );
   }
   const channel = options.channel ?? "pai_notify";
-  const ownPool = options.pool ? null : new pg.Pool({ connectionString: options.connectionString, max: 2 });
-  const pool = options.pool ?? ownPool!;
+  // Without a pool given, the notifier's own pool is created on the first publish.
+  let ownPool: Promise<pg.Pool> | null = null;
+  const getPool = (): Promise<PostgresNotifierPool> => {
+    if (options.pool) return Promise.resolve(options.pool);
+    ownPool ??= loadPg().then(
+      (module) => new module.Pool({ connectionString: options.connectionString, max: 2 }),
+    );
+    return ownPool;
+  };
   const clientConfig: pg.ClientConfig = options.pool
-    ? { ...options.pool.options }
+    ? { ...(options.pool.options as pg.ClientConfig) }
     : { connectionString: options.connectionString };
   const listeners = new Map<string, Set<Listener>>();
 
@@ -99,7 +135,8 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
   };
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client(clientConfig);
+    const { Client } = await loadPg();
+    const next = new Client(clientConfig);
     const lost = (error?: unknown) => {
       if (error !== undefined) options.onError?.(error);
       if (client === next) client = null;
@@ -157,6 +194,7 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
       const batch = queue.slice(0, size);
       const calls = batch.map((_, index) => `pg_notify($1, $${index + 2})`).join(", ");
       try {
+        const pool = await getPool();
         await pool.query(`select ${calls}`, [channel, ...batch.map((item) => item.payload)]);
         for (const item of batch) item.resolve();
       } catch (error) {
@@ -215,7 +253,8 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
         await current.end().catch(() => {});
       }
       await publishChain;
-      await ownPool?.end();
+      const opened = await ownPool?.catch(() => null);
+      await opened?.end();
       listeners.clear();
     },
   };

@@ -1,5 +1,5 @@
 import { PaiError } from "@pai/core";
-import { runFilesConformance } from "@pai/core/testing";
+import { runFilesConformance } from "@pai/core/testing/conformance";
 import { describe, expect, it } from "vitest";
 import { memoryFiles } from "../src/memory-files.js";
 

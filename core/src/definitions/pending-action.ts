@@ -6,7 +6,7 @@ export type MessageId = string;
 export type ToolCallId = string;
 
 /** Ties a pending action to the open assistant message and native tool call that created it. */
-export type PendingActionOrigin<TContract extends AgentContract = AgentContract> = {
+export type PendingActionOrigin<TContract = AgentContract> = {
   kind: "tool";
   threadId: ThreadId;
   /** Registration name; may name a tool no longer in the current contract. */
@@ -18,10 +18,9 @@ export type PendingActionOrigin<TContract extends AgentContract = AgentContract>
 };
 
 /** A pending action's identity. */
-export type PendingActionRef<TContract extends AgentContract = AgentContract> =
-  PendingActionOrigin<TContract> & {
-    /** Suspension data identity, or the toolCallId for client/manual output. */
-    actionId: string;
-    /** Fully qualified name: `tool.suspendName` or `tool.output`. */
-    name: string;
-  };
+export type PendingActionRef<TContract = AgentContract> = PendingActionOrigin<TContract> & {
+  /** Suspension data identity, or the toolCallId for client/manual output. */
+  actionId: string;
+  /** Fully qualified name: `tool.suspendName` or `tool.output`. */
+  name: string;
+};

@@ -165,10 +165,14 @@ export function createPai<
     }
     return scope;
   };
-  const service = createService<TIdentity, AgentOf<AgentsWithPlugins<TAgents, TPlugins>>>(engine, scopeOf, async (agentId) => {
-    const manifest = await agentManifest(engine.agent(agentId).definition as never);
-    return { agentId, ...manifest } as unknown as JsonObject;
-  });
+  const service = createService<TIdentity, AgentOf<AgentsWithPlugins<TAgents, TPlugins>>>(
+    engine,
+    scopeOf,
+    async (agentId) => {
+      const manifest = await agentManifest(engine.agent(agentId).definition as never);
+      return { agentId, ...manifest } as unknown as JsonObject;
+    },
+  );
   const timers = new Set<ReturnType<typeof setInterval>>();
   return {
     service,

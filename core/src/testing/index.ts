@@ -1,10 +1,9 @@
-// Files conformance suite
+// Test runtime, scripted model, tool runner and row builders. Nothing reachable from this entry
+// imports vitest (or any test runner): the vitest-based conformance suites live in
+// `@pai/core/testing/conformance`.
 
 export type { TestRuntime, TestRuntimeOptions } from "./create-test-runtime.js";
 export { createTestRuntime } from "./create-test-runtime.js";
-export type { FilesConformanceOptions } from "./files-conformance.js";
-export { runFilesConformance } from "./files-conformance.js";
-// Storage conformance suite and row builders
 export {
   DEFAULT_ROW_TIME,
   makeActionRow,
@@ -16,11 +15,4 @@ export {
 export type { RunToolOptions, RunToolResult } from "./run-tool.js";
 export { runTool } from "./run-tool.js";
 export type { ScriptedModel, ScriptedStep } from "./scripted-model.js";
-// Test runtime and scripted model (lead)
 export { scriptedModel } from "./scripted-model.js";
-export type {
-  StorageConformanceGroup,
-  StorageConformanceOptions,
-  StorageConformanceSkip,
-} from "./storage-conformance.js";
-export { runStorageConformance, STORAGE_CONFORMANCE_GROUPS } from "./storage-conformance.js";

@@ -1,8 +1,13 @@
-import type {
-  LanguageModelV4,
-  LanguageModelV4CallOptions,
-  LanguageModelV4StreamPart,
-} from "@ai-sdk/provider";
+import type { LanguageModel } from "ai";
+
+// The provider-spec types come through `ai` itself, so a host never needs a second
+// `@ai-sdk/provider` that could differ from the one its `ai` pins.
+type LanguageModelV4 = Extract<LanguageModel, { specificationVersion: "v4" }>;
+type LanguageModelV4CallOptions = Parameters<LanguageModelV4["doStream"]>[0];
+type LanguageModelV4StreamPart =
+  Awaited<ReturnType<LanguageModelV4["doStream"]>>["stream"] extends ReadableStream<infer TPart>
+    ? TPart
+    : never;
 
 /** One scripted model response: text (optionally in chunks), reasoning, tool calls, or an error. */
 export type ScriptedStep = {

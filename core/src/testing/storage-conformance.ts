@@ -44,7 +44,7 @@ export type StorageConformanceOptions<TStorage extends StorageV1 = StorageV1> = 
  * unique to this run, so it works against a shared, non-empty database.
  *
  * @example
- * import { runStorageConformance } from "@pai/core/testing";
+ * import { runStorageConformance } from "@pai/core/testing/conformance";
  * import { memoryStorage } from "@pai/storage-memory";
  *
  * runStorageConformance({ name: "memory", create: () => memoryStorage() });

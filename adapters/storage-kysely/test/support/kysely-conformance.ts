@@ -1,4 +1,4 @@
-import { runStorageConformance } from "@pai/core/testing";
+import { runStorageConformance } from "@pai/core/testing/conformance";
 import { describe, it } from "vitest";
 import { kyselyStorage, migrateToLatest } from "../../src/index.js";
 import { type EngineName, openEngine } from "./engines.js";
