@@ -14,5 +14,11 @@ export interface NotifierV1 {
   publish(message: NotifierMessage): Promise<void>;
   /** Returns an unsubscribe function. */
   subscribe(threadId: string, listener: (message: NotifierMessage) => void): () => void;
+  /**
+   * Resolves once messages published from now on reach this process's subscribers (a
+   * cross-process notifier may still be connecting after its first `subscribe`). A watcher awaits
+   * it before its first read, so a commit between that read and the connection is never missed.
+   */
+  ready?(): Promise<void>;
   close?(): Promise<void>;
 }

@@ -43,6 +43,8 @@ export async function* watchThread(
   let delivered = afterVersion;
   let needsRead = true;
   try {
+    // Subscribed first, connected before the first read: no commit falls between the two.
+    await engine.notifier.ready?.();
     while (!signal?.aborted) {
       if (needsRead) {
         needsRead = false;
