@@ -195,7 +195,15 @@ describe("packed tarballs in a host app", () => {
 
     await mkdir(host, { recursive: true });
     await cp(HOST_SOURCES, join(host, "src"), { recursive: true });
-    const dependencies: Record<string, string> = { ...chosen };
+    const dependencies: Record<string, string> = {
+      ...chosen,
+      // Type tests of the router through React Query (src/react-query-types.ts); its tRPC
+      // adapter pins the tRPC version exactly, so it follows the chosen one.
+      "@trpc/tanstack-react-query": trpcVersion,
+      "@tanstack/react-query": "^5.80.3",
+      react: "^19.0.0",
+      "@types/react": "^19.0.0",
+    };
     for (const name of paiPackages) dependencies[name] = `file:${packed.tarballs[name]}`;
     await writeFile(
       join(host, "package.json"),
