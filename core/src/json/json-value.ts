@@ -42,6 +42,24 @@ function refuse(node: PathNode, label: string, what: string, sentence: string): 
   });
 }
 
+function tooDeep(node: PathNode, label: string, maxDepth: number): never {
+  return refuse(
+    node,
+    label,
+    `nested deeper than ${maxDepth} levels`,
+    `is nested deeper than the limit of ${maxDepth} levels. Flatten the value.`,
+  );
+}
+
+function forbiddenKey(node: PathNode, label: string, key: string): never {
+  return refuse(
+    node,
+    label,
+    `the key "${key}" is not allowed`,
+    `uses the key "${key}", which PAI refuses because it can change object prototypes and cannot be sent by every transport. Rename the key.`,
+  );
+}
+
 function notJson(node: PathNode, label: string, what: string): never {
   return refuse(
     node,
@@ -101,12 +119,7 @@ export function normalizeJson(value: unknown, label = "Value", limits: Partial<J
     }
     const object = current as object;
     if (depth >= maxDepth) {
-      refuse(
-        node,
-        label,
-        `nested deeper than ${maxDepth} levels`,
-        `is nested deeper than the limit of ${maxDepth} levels. Flatten the value.`,
-      );
+      tooDeep(node, label, maxDepth);
     }
     if (seen.has(object)) notJson(node, label, "a circular reference");
     grow(node, 2);
@@ -132,12 +145,7 @@ export function normalizeJson(value: unknown, label = "Value", limits: Partial<J
     for (const key of Object.keys(object)) {
       const child: PathNode = { parent: node, segment: key };
       if (FORBIDDEN_KEYS.has(key)) {
-        refuse(
-          child,
-          label,
-          `the key "${key}" is not allowed`,
-          `uses the key "${key}", which PAI refuses because it can change object prototypes and cannot be sent by every transport. Rename the key.`,
-        );
+        forbiddenKey(child, label, key);
       }
       const entry = (object as Record<string, unknown>)[key];
       if (entry === undefined) continue;
@@ -177,12 +185,7 @@ export function assertPlainKeys(value: unknown, label = "Value", limits: Partial
     const prototype = Object.getPrototypeOf(current);
     if (!isArray && prototype !== Object.prototype && prototype !== null) return;
     if (depth >= maxDepth) {
-      refuse(
-        node,
-        label,
-        `nested deeper than ${maxDepth} levels`,
-        `is nested deeper than the limit of ${maxDepth} levels. Flatten the value.`,
-      );
+      tooDeep(node, label, maxDepth);
     }
     seen.add(current);
     if (isArray) {
@@ -194,12 +197,7 @@ export function assertPlainKeys(value: unknown, label = "Value", limits: Partial
     for (const key of Object.keys(current)) {
       const child: PathNode = { parent: node, segment: key };
       if (FORBIDDEN_KEYS.has(key)) {
-        refuse(
-          child,
-          label,
-          `the key "${key}" is not allowed`,
-          `uses the key "${key}", which PAI refuses because it can change object prototypes and cannot be sent by every transport. Rename the key.`,
-        );
+        forbiddenKey(child, label, key);
       }
       visit((current as Record<string, unknown>)[key], child, depth + 1);
     }
