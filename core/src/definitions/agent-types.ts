@@ -6,11 +6,18 @@ import type { AnyToolDefinition, NormalizedToolRegistration } from "./tool-types
 /** A settled tool call result, as lifecycle hooks see it. */
 export type ToolCallResult = { type: "output"; output: unknown } | { type: "error"; errorText: string };
 
+/** The parent call of a child tool call (`ctx.tools.<name>(…)` inside a tool). */
+export type ParentToolCall = { toolName: string; toolCallId: string };
+
 /** Arguments of `lifecycle.afterToolResult`. */
 export type AfterToolResultArgs<TRuntimeContext = unknown> = ToolResolverArgs<TRuntimeContext> & {
-  /** Registration name of the tool. */
+  /** Registration name of the tool (for a child call: its name under the parent). */
+  toolName: string;
+  /** @deprecated Same as `toolName`. */
   name: string;
   toolCallId: string;
+  /** Set for a child call: the top-level call that made it. */
+  parent?: ParentToolCall;
   input: unknown;
   result: ToolCallResult;
 };
@@ -33,6 +40,8 @@ export type MapToolError = (args: {
   error: unknown;
   toolName: string;
   toolCallId: string;
+  /** Set for a child call: the top-level call that made it. */
+  parent?: ParentToolCall;
 }) => string | undefined;
 
 /** An agent definition, as `defineAgent` returns it (frozen). */

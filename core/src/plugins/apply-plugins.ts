@@ -96,7 +96,7 @@ function composeAfterToolResult(
     let result: AfterToolResultResult = args.result;
     for (const hook of hooks) {
       const pluginArgs: PluginAfterToolResultArgs = { ...args, agentId, result };
-      const called = callHook(hook, pluginArgs, agentId, args.name);
+      const called = callHook(hook, pluginArgs, agentId, args.toolName);
       const replaced = called ? await called.result : undefined;
       if (replaced) result = replaced;
     }

@@ -1,14 +1,5 @@
 import type { ActionRow } from "../state/rows.js";
 
-/** Whether a resolved action was resolved the way a retry asks (for idempotent retries). */
-export function matchesKind(action: ActionRow, kind: "submit" | "cancel" | "fail"): boolean {
-  return (
-    (kind === "submit" && action.state === "submitted") ||
-    (kind === "cancel" && action.state === "cancelled") ||
-    (kind === "fail" && action.state === "failed")
-  );
-}
-
 /** The reference a tool receives on resume, and clients use to answer. */
 export function actionRef(action: ActionRow) {
   return {

@@ -61,12 +61,28 @@ export type RuntimeAgentDefinition = {
   lifecycle?: {
     afterToolResult?: (
       args: RuntimeResolverArgs & {
+        toolName: string;
         name: string;
         toolCallId: string;
+        parent?: { toolName: string; toolCallId: string };
         input: unknown;
         result: AfterToolResultResult;
       },
     ) => AfterToolResultResult | undefined | void | Promise<AfterToolResultResult | undefined | void>;
   };
-  mapError?: (args: { error: unknown; toolName: string; toolCallId: string }) => string | undefined;
+  mapError?: (args: {
+    error: unknown;
+    toolName: string;
+    toolCallId: string;
+    parent?: { toolName: string; toolCallId: string };
+  }) => string | undefined;
+};
+
+/** The tenant a run works for (the service derives it from the request's identity). */
+export type RuntimeScope = { scopeKey: string; userKey?: string | null };
+
+/** Hooks installed on the runtime, applied to every agent (before an agent's own `afterToolResult`; after its own `mapError`). */
+export type RuntimeHooks = {
+  afterToolResult?: NonNullable<RuntimeAgentDefinition["lifecycle"]>["afterToolResult"];
+  mapError?: RuntimeAgentDefinition["mapError"];
 };

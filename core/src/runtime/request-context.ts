@@ -1,5 +1,5 @@
+import type { Scope } from "../definitions/identity.js";
 import type { JsonValue } from "../json/json-value.js";
-import type { Scope } from "../service/identity.js";
 import type { RuntimeAgentDefinition, RuntimeResolverArgs } from "./definition-shapes.js";
 
 /**

@@ -1,11 +1,12 @@
 import type { LanguageModel } from "ai";
+import type { Scope } from "../definitions/identity.js";
 import type { JsonLimits } from "../json/json-value.js";
 import type { AnyPaiPlugin } from "../plugins/plugin-types.js";
 import type { FilesV1 } from "../ports/files.js";
 import type { NotifierV1 } from "../ports/notifier.js";
 import type { StorageV1 } from "../ports/storage.js";
-import type { Scope } from "../service/identity.js";
 import type { CapabilityBinding } from "./capability-bindings.js";
+import type { RuntimeHooks } from "./definition-shapes.js";
 import type { RuntimeObserver } from "./runtime-events.js";
 
 /** Details handed to `onRuntimeError`; clients only ever see a redacted message. */
@@ -63,6 +64,11 @@ export type RuntimeOptions = {
   clock?: () => Date;
   /** Injected id generator (tests use sequential ids). */
   generateId?: () => string;
+  /**
+   * Hooks for every agent of this runtime: `afterToolResult` runs before an agent's own (and
+   * its plugins'), `mapError` answers when an agent's own returns nothing.
+   */
+  hooks?: RuntimeHooks;
   /** Full details of unexpected errors (tools, hooks, models, recovery). */
   onRuntimeError?: (report: RuntimeErrorReport) => void;
   /** Lease length for runs driven by this process, in ms. Default 30 s. */

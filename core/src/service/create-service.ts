@@ -1,6 +1,6 @@
 import { PaiError } from "../errors/pai-error.js";
 import { assertPlainKeys, type JsonObject } from "../json/json-value.js";
-import type { Engine } from "../runtime/engine.js";
+import type { RuntimeCommands } from "../runtime/runtime-commands.js";
 import type { ThreadSnapshot } from "../state/snapshot.js";
 import { guardService } from "./guard-service.js";
 import type { Scope } from "./identity.js";
@@ -112,7 +112,7 @@ function requireString(value: unknown, name: string): string {
  * like a missing one.
  */
 export function createService<TIdentity, TAgent = unknown>(
-  engine: Engine,
+  engine: RuntimeCommands,
   scopeOf: (identity: unknown) => Promise<Scope>,
   manifest?: (agentId: string) => Promise<JsonObject>,
 ): PaiService<TIdentity, TAgent> {

@@ -1,5 +1,5 @@
 import type { NotifierMessage } from "../ports/notifier.js";
-import type { Engine } from "../runtime/engine.js";
+import type { RuntimeCommands } from "../runtime/runtime-commands.js";
 import type { ThreadSnapshot } from "../state/snapshot.js";
 import type { WatchEvent } from "./service-types.js";
 
@@ -25,7 +25,7 @@ function yieldToEventLoop(): Promise<void> {
  * page shows the watcher has caught up; live events queued meanwhile follow, as before.
  */
 export async function* watchThread(
-  engine: Engine,
+  engine: RuntimeCommands,
   authorize: () => Promise<{ snapshot: ThreadSnapshot }>,
   afterVersion: number,
   signal: AbortSignal | undefined,

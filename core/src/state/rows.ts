@@ -112,6 +112,11 @@ export type ActionRow = {
   idempotencyKey: string | null;
   /** Thread version of the commit that resolved the action (lets an idempotent retry return it). */
   resolvedVersion?: number | null;
+  /**
+   * For a call of a frontend-defined client tool: the registration the call was made with, so the
+   * call stays answerable (and its answer validated) whatever client tools later requests send.
+   */
+  clientTool?: ClientToolSnapshot | null;
 };
 
 export type ToolDataRow = {

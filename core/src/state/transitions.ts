@@ -238,7 +238,14 @@ export type ActionResolution =
  */
 export function resolveAction(
   snapshot: ThreadSnapshot,
-  input: { actionId: string; resolution: ActionResolution; idempotencyKey: string | null; now: string },
+  input: {
+    actionId: string;
+    resolution: ActionResolution;
+    idempotencyKey: string | null;
+    now: string;
+    /** `false` leaves the call without an outcome: it is settled by a later commit (after its hooks). */
+    settle?: boolean;
+  },
 ): Transition {
   const action = snapshot.actions.find((candidate) => candidate.actionId === input.actionId);
   if (!action)
@@ -271,7 +278,7 @@ export function resolveAction(
       : resolution.type === "fail" && resolution.outcome
         ? resolution.outcome
         : { type: "error", errorText: resolution.errorText };
-  if (outcome) {
+  if (outcome && input.settle !== false) {
     const run = findRun(snapshot, action.runId);
     const tail = run?.messageId
       ? findMessage(snapshot, run.messageId)

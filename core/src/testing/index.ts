@@ -16,3 +16,5 @@ export type { RunToolOptions, RunToolResult } from "./run-tool.js";
 export { runTool } from "./run-tool.js";
 export type { ScriptedModel, ScriptedStep } from "./scripted-model.js";
 export { scriptedModel } from "./scripted-model.js";
+/** The runtime behind a `Pai`, for tests and benchmarks that inspect it (not a stable API). */
+export { internalsOf } from "../pai/internals.js";

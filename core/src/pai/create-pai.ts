@@ -3,13 +3,14 @@ import type { JsonObject } from "../json/json-value.js";
 import { agentManifest } from "../manifest/agent-manifest.js";
 import { applyPlugins } from "../plugins/apply-plugins.js";
 import type { AnyPaiPlugin, WithPlugins } from "../plugins/plugin-types.js";
+import type { RuntimeAgentDefinition } from "../runtime/definition-shapes.js";
+import { Engine } from "../runtime/engine.js";
+import type { RuntimeOptions, ScopeOption } from "../runtime/runtime-options.js";
 import { createService } from "../service/create-service.js";
 import type { Identity, Scope } from "../service/identity.js";
 import type { PaiService } from "../service/service-types.js";
 import type { ThreadRow } from "../state/rows.js";
-import type { RuntimeAgentDefinition } from "./definition-shapes.js";
-import { Engine } from "./engine.js";
-import type { RuntimeOptions, ScopeOption } from "./runtime-options.js";
+import { attachInternals } from "./internals.js";
 
 /** Anything `defineAgent` returns (the runtime reads only its runtime fields). */
 export type AgentLike = { readonly kind: "agent"; readonly name?: string };
@@ -77,8 +78,6 @@ export type Pai<
   startRecovery(options?: { intervalMs?: number }): () => void;
   /** Stops in-flight runs of this process, releases leases and capability facades. */
   close(): Promise<void>;
-  /** Internal engine, for sibling packages and tests. */
-  readonly engine: Engine;
 };
 
 /**
@@ -174,10 +173,9 @@ export function createPai<
     },
   );
   const timers = new Set<ReturnType<typeof setInterval>>();
-  return {
+  const pai: Pai<AgentsWithPlugins<TAgents, TPlugins>, TIdentity> = {
     service,
     agents,
-    engine,
     trusted: {
       createThread: async (input) =>
         engine.createThread({
@@ -214,6 +212,8 @@ export function createPai<
       await engine.close();
     },
   };
+  attachInternals(pai, engine);
+  return pai;
 }
 
 /**

@@ -1,0 +1,255 @@
+import {
+  jsonSchema,
+  type LanguageModel,
+  type ModelMessage,
+  experimental_streamLanguageModelCall as streamLanguageModelCall,
+  type ToolSet,
+  type UIMessage,
+} from "ai";
+import { cachedSdkSchema } from "../definitions/cached-schema.js";
+import { getErrorMessage, PaiError } from "../errors/pai-error.js";
+import { type JsonValue, normalizeJson } from "../json/json-value.js";
+import { type CollectedStep, decideStep, planStep, type ToolRoute } from "../state/deciders/call-deciders.js";
+import type { RunRow } from "../state/rows.js";
+import type { ThreadSnapshot } from "../state/snapshot.js";
+import type { RuntimeAgentDefinition } from "./definition-shapes.js";
+import type { RequestContext } from "./request-context.js";
+import type { Committed } from "./run-writer.js";
+import type { RegisteredAgent, RuntimeCore } from "./runtime-core.js";
+import { runToolCall } from "./tool-call.js";
+import type { HookFailure } from "./tool-hooks.js";
+import { resolveDescription, resolveEnabled } from "./tool-invoker.js";
+
+/**
+ * One model step of a run: prepare the tools the model may call and the history it sees,
+ * stream one model call (text and reasoning deltas go live to watchers), plan what it
+ * produced (`planStep`), commit it under the run's lease, then execute the backend calls.
+ */
+export async function modelStep(
+  rt: RuntimeCore,
+  snapshot: ThreadSnapshot,
+  run: RunRow,
+  agentEntry: RegisteredAgent,
+  request: RequestContext,
+): Promise<{ completed: boolean; hookFailure: HookFailure | null; carryOut?: () => Promise<void> }> {
+  const agent = agentEntry.definition;
+  const threadId = snapshot.thread.threadId;
+  const model: LanguageModel | undefined = agent.model ?? rt.options.model;
+  if (!model) {
+    throw new PaiError(
+      "INVALID_DEFINITION",
+      `Agent "${agentEntry.id}" has no model. Set defineAgent({ model }) or createAgentRuntime({ model }).`,
+    );
+  }
+  const { modelTools, historyTools } = await prepareTools(run, agent, request);
+  const args = await request.resolverArgs();
+  const instructions =
+    typeof agent.instructions === "function" ? await agent.instructions(args) : agent.instructions;
+  let messages: ModelMessage[];
+  try {
+    messages = await rt.history.convert(
+      agent,
+      snapshot.messages.map((row) => row.message as UIMessage),
+      historyTools,
+    );
+  } catch (error) {
+    throw new PaiError(
+      "INTERNAL",
+      `Preparing the model history failed (a toModelOutput converter threw?): ${getErrorMessage(error)}`,
+      { cause: error },
+    );
+  }
+  const messageId = run.messageId ?? rt.generateId();
+  const live = (event: Parameters<RuntimeCore["notifier"]["publish"]>[0]) =>
+    void rt.notifier.publish(event).catch(() => undefined);
+  live({
+    type: "live",
+    threadId,
+    event: { type: "step-started", threadId, runId: run.runId, step: run.step + 1 },
+  });
+  const runIds = { threadId, runId: run.runId, agentId: agentEntry.id, scopeKey: snapshot.thread.scopeKey };
+  rt.emit({
+    type: "model-start",
+    ...runIds,
+    step: run.step + 1,
+    provider: typeof model === "string" ? "gateway" : model.provider,
+    modelId: typeof model === "string" ? model : model.modelId,
+  });
+  // One model call per step: PAI owns the loop, so it uses the SDK's single-call streaming
+  // primitive rather than streamText's multi-step machinery (about 3x cheaper per step).
+  const result = await streamLanguageModelCall({
+    model,
+    ...(instructions ? { instructions } : {}),
+    messages,
+    tools: modelTools,
+    abortSignal: request.signal,
+  });
+  const { collected, toolCalls, streamError } = await collectStream(result.stream, {
+    isRegistered: (name) => Boolean(agent.tools[name]),
+    onDelta: (kind, delta) =>
+      live({
+        type: "live",
+        threadId,
+        event: {
+          type: kind === "text" ? "text-delta" : "reasoning-delta",
+          threadId,
+          runId: run.runId,
+          messageId,
+          delta,
+        },
+      }),
+  });
+  rt.emit({
+    type: "model-end",
+    ...runIds,
+    step: run.step + 1,
+    toolCalls,
+    ...(streamError !== undefined ? { error: streamError } : {}),
+  });
+  if (streamError !== undefined) {
+    throw new PaiError("INTERNAL", `The model call failed: ${getErrorMessage(streamError)}`, {
+      cause: streamError,
+    });
+  }
+  const route = (toolName: string): ToolRoute => {
+    const registration = agent.tools[toolName];
+    if (registration) return registration.tool.execute ? "execute" : "output";
+    return run.clientTools.some((tool) => tool.name === toolName) ? "client" : "unknown";
+  };
+  const planned = planStep(collected, { thread: snapshot.thread, run, messageId, now: rt.now(), route });
+  const inflight = rt.registry.inflight(run.runId);
+  // Claimed before the commit so a concurrent driver never mistakes these calls for crash leftovers.
+  for (const call of planned.toExecute) inflight.add(call.toolCallId);
+  let committed: Committed<{ completed: boolean }>;
+  try {
+    committed = await rt.writer.commit(
+      threadId,
+      (state, now) =>
+        decideStep(state, { runId: run.runId, messageId, expectedStep: run.step, planned }, now),
+      { fence: run.runId, deferEffects: true },
+    );
+  } catch (error) {
+    for (const call of planned.toExecute) inflight.delete(call.toolCallId);
+    throw error;
+  }
+  // The run's end (a step without tool calls) is reported after the step's own end.
+  if (committed.value.completed) {
+    return { completed: true, hookFailure: null, carryOut: () => rt.writer.carryOut(committed) };
+  }
+  await rt.writer.carryOut(committed);
+  const failures = await Promise.all(
+    planned.toExecute.map((call) =>
+      runToolCall(rt, {
+        threadId,
+        runId: run.runId,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        input: call.input,
+        entry: { type: "initial" },
+        request,
+        agentEntry,
+      }),
+    ),
+  );
+  return { completed: false, hookFailure: failures.find((failure) => failure !== null) ?? null };
+}
+
+async function prepareTools(
+  run: RunRow,
+  agent: RuntimeAgentDefinition,
+  request: RequestContext,
+): Promise<{ modelTools: ToolSet; historyTools: ToolSet }> {
+  const args = await request.resolverArgs();
+  const modelTools: ToolSet = {};
+  const historyTools: ToolSet = {};
+  for (const [name, registration] of Object.entries(agent.tools)) {
+    const config = registration.tool.config;
+    historyTools[name] = {
+      inputSchema: config.inputSchema,
+      ...(config.toModelOutput ? { toModelOutput: config.toModelOutput as never } : {}),
+    } as ToolSet[string];
+    if (!(await resolveEnabled(registration, args))) continue;
+    modelTools[name] = {
+      description: await resolveDescription(registration, args),
+      inputSchema: await cachedSdkSchema(config.inputSchema),
+    } as ToolSet[string];
+  }
+  for (const clientTool of run.clientTools) {
+    if (modelTools[clientTool.name] || agent.tools[clientTool.name]) continue;
+    modelTools[clientTool.name] = {
+      description: clientTool.description,
+      inputSchema: jsonSchema(clientTool.inputSchema as never),
+    } as ToolSet[string];
+  }
+  return { modelTools, historyTools };
+}
+
+/** Folds a model call's stream into text/reasoning blocks and tool calls, in stream order. */
+async function collectStream(
+  stream: AsyncIterable<{ type: string } & Record<string, unknown>>,
+  options: {
+    isRegistered: (toolName: string) => boolean;
+    onDelta: (kind: "text" | "reasoning", delta: string) => void;
+  },
+): Promise<{ collected: CollectedStep; toolCalls: number; streamError: unknown }> {
+  const collected: CollectedStep = [];
+  const blocks = new Map<string, { kind: "text" | "reasoning"; text: string }>();
+  const calls = new Map<string, Extract<CollectedStep[number], { kind: "tool" }>>();
+  let streamError: unknown;
+  // A later event of the same call (tool-error after tool-call) replaces it in place.
+  const setCall = (part: Record<string, unknown>, errorText: string | undefined) => {
+    const toolCallId = part.toolCallId as string;
+    const toolName = part.toolName as string;
+    const next: Extract<CollectedStep[number], { kind: "tool" }> = {
+      kind: "tool",
+      toolCallId,
+      toolName,
+      input: safeJson(part.input),
+      dynamic: !options.isRegistered(toolName),
+      ...(errorText !== undefined ? { errorText } : {}),
+    };
+    const existing = calls.get(toolCallId);
+    if (existing) collected[collected.indexOf(existing)] = next;
+    else collected.push(next);
+    calls.set(toolCallId, next);
+  };
+  for await (const part of stream) {
+    switch (part.type) {
+      case "text-delta":
+      case "reasoning-delta": {
+        const kind = part.type === "text-delta" ? "text" : "reasoning";
+        const key = `${kind}:${part.id as string}`;
+        let block = blocks.get(key);
+        if (!block) {
+          block = { kind, text: "" };
+          blocks.set(key, block);
+          collected.push(block);
+        }
+        block.text += part.text as string;
+        options.onDelta(kind, part.text as string);
+        break;
+      }
+      case "tool-call":
+        setCall(part, part.invalid ? getErrorMessage(part.error) : undefined);
+        break;
+      case "tool-error":
+        setCall(part, getErrorMessage(part.error));
+        break;
+      case "error":
+        streamError = part.error;
+        break;
+      default:
+        break;
+    }
+  }
+  return { collected, toolCalls: calls.size, streamError };
+}
+
+function safeJson(value: unknown): JsonValue | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return normalizeJson(value);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,202 @@
+import { PaiError, REDACTED_ERROR_MESSAGE } from "../errors/pai-error.js";
+import {
+  decideFinish,
+  decideInterrupt,
+  decideNextMove,
+  decidePark,
+  decideStartQueued,
+} from "../state/deciders/run-deciders.js";
+import type { ThreadSnapshot } from "../state/snapshot.js";
+import type { RuntimeScope } from "./definition-shapes.js";
+import { modelStep } from "./model-step.js";
+import { RequestContext } from "./request-context.js";
+import { LeaseLostError } from "./run-leases.js";
+import type { RuntimeCore } from "./runtime-core.js";
+import { hookFailureError } from "./tool-hooks.js";
+
+/**
+ * Driving a run: at most one driver per run in this process holds the run's lease and loops
+ * on `decideNextMove` (interrupt a dead process's calls, park, finish, or take a model step)
+ * until the run waits, ends, or another instance takes it over. Also where runs finish, fail,
+ * get dequeued and are adopted after a crash.
+ */
+export class RunDriver {
+  constructor(readonly rt: RuntimeCore) {}
+
+  /** Drives a run; a call while its driver is active asks that driver to look again. */
+  continueRun(threadId: string, runId: string, identity: unknown, scope: RuntimeScope): Promise<void> {
+    const { registry, store, leases } = this.rt;
+    const existing = registry.driver(runId);
+    if (existing) {
+      existing.again = true;
+      return existing.promise;
+    }
+    const driver = { again: true, promise: Promise.resolve() };
+    registry.setDriver(runId, driver);
+    driver.promise = registry.track(
+      threadId,
+      (async () => {
+        const release = store.hold(threadId);
+        let releaseLease: (() => Promise<void>) | undefined;
+        try {
+          releaseLease = await leases.hold(threadId, runId);
+          while (driver.again && !this.rt.closed) {
+            driver.again = false;
+            await this.#advance(threadId, runId, identity, scope, driver);
+          }
+        } catch (error) {
+          if (error instanceof LeaseLostError) this.rt.reportError({ error, phase: "run", threadId, runId });
+          else await this.failRun(threadId, runId, error);
+        } finally {
+          registry.dropDriver(runId);
+          await releaseLease?.();
+          release();
+        }
+      })(),
+    );
+    return driver.promise;
+  }
+
+  async #advance(
+    threadId: string,
+    runId: string,
+    identity: unknown,
+    scope: RuntimeScope,
+    driver: { again: boolean },
+  ): Promise<void> {
+    const rt = this.rt;
+    for (;;) {
+      const snapshot = await rt.store.snapshot(threadId);
+      const agentEntry = rt.agent(snapshot.thread.agentId);
+      const move = decideNextMove(snapshot, {
+        runId,
+        inflight: rt.registry.inflight(runId),
+        maxSteps: agentEntry.definition.maxSteps ?? rt.options.maxSteps ?? 20,
+      });
+      switch (move.type) {
+        case "stop":
+        case "await-calls":
+          return;
+        case "parked":
+          this.parked(snapshot, runId);
+          return;
+        case "interrupt":
+          // Calls that started in a process that died: recorded as interrupted, never re-run.
+          await rt.writer.commit(threadId, (state, now) => decideInterrupt(state, runId, now), {
+            fence: runId,
+          });
+          continue;
+        case "park":
+          await rt.writer.commit(threadId, (state, now) => decidePark(state, runId, now), { fence: runId });
+          return;
+        case "finish":
+          await this.finishRun(threadId, runId, "completed", null);
+          return;
+        case "step": {
+          // Checked before the model call too: a process that lost the run spends no tokens on it.
+          await rt.leases.assert(runId);
+          const run = move.run;
+          const request = new RequestContext(
+            agentEntry.definition,
+            run.identity ?? identity,
+            scope,
+            run.clientData ?? null,
+            threadId,
+            rt.registry.abortSignal(runId),
+          );
+          const stepIds = {
+            threadId,
+            runId,
+            agentId: agentEntry.id,
+            scopeKey: snapshot.thread.scopeKey,
+            step: run.step + 1,
+          };
+          rt.emit({ type: "step-start", ...stepIds });
+          let step: Awaited<ReturnType<typeof modelStep>>;
+          try {
+            step = await modelStep(rt, snapshot, run, agentEntry, request);
+          } catch (error) {
+            rt.emit({ type: "step-end", ...stepIds, error });
+            throw error;
+          }
+          rt.emit({ type: "step-end", ...stepIds });
+          await step.carryOut?.();
+          if (step.hookFailure) {
+            await this.failRun(threadId, runId, hookFailureError(step.hookFailure));
+            return;
+          }
+          if (step.completed) return;
+          driver.again = false;
+        }
+      }
+    }
+  }
+
+  /** A parked run holds nothing in this process: no lease to release, no capabilities, no bookkeeping. */
+  parked(snapshot: ThreadSnapshot, runId: string): void {
+    this.rt.leases.releaseNotNeeded(runId);
+    this.rt.capabilities.threadIdle(snapshot.thread.scopeKey, snapshot.thread.threadId);
+    this.rt.registry.forget(runId);
+  }
+
+  async finishRun(threadId: string, runId: string, status: "completed" | "failed", error: string | null) {
+    await this.rt.writer.commit(threadId, (state, now) => decideFinish(state, { runId, status, error }, now));
+  }
+
+  /** Ends a run as failed after an unexpected error (reported in full; the run keeps a client-safe message). */
+  async failRun(threadId: string, runId: string, error: unknown): Promise<void> {
+    if (this.rt.closed) return;
+    this.rt.reportError({ error, phase: "run", threadId, runId });
+    const message =
+      PaiError.isInstance(error) && error.code !== "INTERNAL" ? error.message : REDACTED_ERROR_MESSAGE;
+    try {
+      await this.finishRun(threadId, runId, "failed", message);
+    } catch (finishError) {
+      this.rt.reportError({ error: finishError, phase: "run", threadId, runId });
+    }
+  }
+
+  /** Starts the thread's next queued run once nothing is active. */
+  async startQueued(threadId: string): Promise<void> {
+    await this.rt.writer.commit(threadId, (state, now) => decideStartQueued(state, now));
+  }
+
+  /**
+   * Adopts runs whose lease expired (their process died): interrupted tool calls become
+   * `output-error`, an uncommitted model step is issued again, and queued runs start.
+   */
+  async recover(options: { limit?: number } = {}): Promise<number> {
+    const rt = this.rt;
+    const candidates = await rt.store.storage.listRecoverableRuns({
+      now: rt.now(),
+      limit: options.limit ?? 50,
+    });
+    let adopted = 0;
+    for (const candidate of candidates) {
+      if (rt.registry.hasDriver(candidate.runId)) continue;
+      try {
+        const snapshot = await rt.store.load(candidate.threadId);
+        const run = snapshot?.runs.find((item) => item.runId === candidate.runId);
+        if (!snapshot || !run) continue;
+        try {
+          rt.agent(snapshot.thread.agentId);
+        } catch {
+          continue;
+        }
+        adopted++;
+        if (run.status === "queued") {
+          await this.startQueued(candidate.threadId);
+          continue;
+        }
+        void this.continueRun(candidate.threadId, candidate.runId, run.identity ?? null, scopeOf(snapshot));
+      } catch (error) {
+        rt.reportError({ error, phase: "recovery", threadId: candidate.threadId, runId: candidate.runId });
+      }
+    }
+    return adopted;
+  }
+}
+
+export function scopeOf(snapshot: ThreadSnapshot): RuntimeScope {
+  return { scopeKey: snapshot.thread.scopeKey, userKey: snapshot.thread.userKey };
+}

@@ -1,0 +1,239 @@
+import type { JsonValue } from "../../json/json-value.js";
+import type { ThreadEvent } from "../events.js";
+import type { ClientToolSnapshot, MessageRow, RunRow } from "../rows.js";
+import { applyThreadEvent, type ThreadSnapshot } from "../snapshot.js";
+import { isStoredToolPart, type StoredToolPart } from "../tool-parts.js";
+import {
+  activeRun,
+  analyzeRun,
+  appendMessage,
+  cancelRun,
+  interruptUnsettled,
+  nextMessagePosition,
+  pendingActions,
+  setRunStatus,
+  startRun,
+} from "../transitions.js";
+import { type Decision, decided, type Effect, fromTransition, rejected } from "./decision.js";
+
+/**
+ * Deciders of a run's life: start or queue, dequeue, the driver's next move, park, finish,
+ * interrupt leftovers of a dead process, cancel. Each returns the events to commit and the
+ * effects to carry out once they are committed.
+ */
+
+export type StartRunInput = {
+  runId: string;
+  message: MessageRow | null;
+  trigger: RunRow["trigger"];
+  clientTools: ClientToolSnapshot[];
+  clientData: JsonValue | null;
+  identity: JsonValue | null;
+  /** Queue behind an active run instead of refusing (triggers). */
+  queueIfBusy: boolean;
+  /** Cancel a waiting run's pending actions to start this one (a user who moves on). */
+  cancelPending: boolean;
+};
+
+/** Starts a run now, queues it behind the active one, or refuses (a busy thread, pending actions). */
+export function decideStartRun(
+  snapshot: ThreadSnapshot,
+  input: StartRunInput,
+  now: string,
+): Decision<{ queued: boolean }> {
+  const threadId = snapshot.thread.threadId;
+  const events: ThreadEvent[] = [];
+  const effects: Effect[] = [];
+  let state = snapshot;
+  let queued = false;
+  const current = activeRun(state);
+  if (current) {
+    const pending = pendingActions(state, current.runId);
+    if (input.cancelPending && current.status === "waiting") {
+      const cancelled = cancelRun(state, {
+        runId: current.runId,
+        reason: "the user sent a new message",
+        now,
+      });
+      if (!cancelled.ok) return cancelled;
+      events.push(...cancelled.events);
+      state = cancelled.events.reduce(applyThreadEvent, state);
+      effects.push({ type: "run-ended", runId: current.runId, status: "cancelled", error: null });
+    } else if (input.queueIfBusy) {
+      queued = true;
+    } else if (pending.length > 0) {
+      return rejected(
+        "CONFLICT",
+        `Thread ${threadId} has pending actions (${pending.map((action) => `${action.name} [${action.actionId}]`).join(", ")}). Answer them with submit, cancel or fail, or send again with cancelPending: true.`,
+      );
+    } else {
+      return rejected(
+        "CONFLICT",
+        `Thread ${threadId} is busy with run ${current.runId}. Wait for it to finish or cancel it first.`,
+      );
+    }
+  }
+  // Runs start in order: one queued before this request keeps its turn.
+  if (!queued && snapshot.runs.some((run) => run.status === "queued")) queued = true;
+  const run: RunRow = {
+    threadId,
+    runId: input.runId,
+    status: queued ? "queued" : "running",
+    trigger: input.trigger,
+    step: 0,
+    messageId: null,
+    clientTools: input.clientTools,
+    clientData: input.clientData,
+    identity: input.identity,
+    error: null,
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: null,
+  };
+  const message = input.message ? { ...input.message, position: nextMessagePosition(state) } : undefined;
+  // A queued run's message waits in the run row: the active run's model must not see it yet.
+  if (queued && message) run.queuedMessage = message;
+  const started = startRun(state, { run, ...(message && !queued ? { message } : {}), now });
+  if (!started.ok) return started;
+  events.push(...started.events);
+  if (!queued) {
+    effects.push({ type: "take-lease", runId: input.runId }, { type: "run-started", runId: input.runId });
+  }
+  return decided(events, effects, { queued });
+}
+
+/** Starts the oldest queued run once the thread has no active run; nothing otherwise. */
+export function decideStartQueued(snapshot: ThreadSnapshot, now: string): Decision<{ runId: string } | null> {
+  if (activeRun(snapshot)) return decided([], [], null);
+  const queued = snapshot.runs.find((run) => run.status === "queued");
+  if (!queued) return decided([], [], null);
+  // A queued run starts with the newest client-tool snapshot any request gave this thread.
+  const latest = [...snapshot.runs]
+    .filter((run) => run.status !== "queued")
+    .sort((a, b) => a.updatedAt.localeCompare(b.updatedAt))
+    .at(-1);
+  const events: ThreadEvent[] = [];
+  let state = snapshot;
+  if (queued.queuedMessage) {
+    const message = {
+      ...queued.queuedMessage,
+      position: nextMessagePosition(state),
+      createdAt: now,
+      updatedAt: now,
+    };
+    const appended = appendMessage(state, { message });
+    if (!appended.ok) return appended;
+    events.push(...appended.events);
+    state = appended.events.reduce(applyThreadEvent, state);
+  }
+  state = applyThreadEvent(state, { type: "run-upserted", run: { ...queued, queuedMessage: null } });
+  const status = setRunStatus(state, {
+    runId: queued.runId,
+    status: "running",
+    now,
+    ...(queued.clientTools.length === 0 && latest ? { clientTools: latest.clientTools } : {}),
+  });
+  if (!status.ok) return status;
+  return decided(
+    [...events, ...status.events],
+    [
+      { type: "take-lease", runId: queued.runId },
+      { type: "run-started", runId: queued.runId },
+    ],
+    { runId: queued.runId },
+  );
+}
+
+/** What the driver of a run does next. */
+export type NextMove =
+  /** The run is not this driver's to move (finished, queued or gone). */
+  | { type: "stop" }
+  /** The run is parked on pending actions. */
+  | { type: "parked" }
+  /** Tool calls a dead process started have no outcome: record them as interrupted. */
+  | { type: "interrupt" }
+  /** Tool calls of this process are still running; their outcome commits will drive again. */
+  | { type: "await-calls" }
+  /** Every call has an outcome or a pending action, and some are pending: park. */
+  | { type: "park" }
+  /** The step limit is reached or the last step made no tool calls. */
+  | { type: "finish" }
+  /** Call the model for the next step. */
+  | { type: "step"; run: RunRow };
+
+/** Chooses a run's next move from the committed state and the calls this process is running. */
+export function decideNextMove(
+  snapshot: ThreadSnapshot,
+  input: { runId: string; inflight: ReadonlySet<string>; maxSteps: number },
+): NextMove {
+  const { run, pending, unsettled } = analyzeRun(snapshot, input.runId);
+  if (run?.status === "waiting") return { type: "parked" };
+  if (run?.status !== "running") return { type: "stop" };
+  if (unsettled.some((part) => !input.inflight.has(part.toolCallId))) return { type: "interrupt" };
+  if (unsettled.length > 0) return { type: "await-calls" };
+  if (pending.length > 0) return { type: "park" };
+  if (run.step >= input.maxSteps || lastStepFinished(snapshot, run)) return { type: "finish" };
+  return { type: "step", run };
+}
+
+/** A step that produced no tool calls ends the run. */
+function lastStepFinished(snapshot: ThreadSnapshot, run: RunRow): boolean {
+  if (run.step === 0 || !run.messageId) return false;
+  const tail = snapshot.messages.find((message) => message.messageId === run.messageId);
+  if (!tail) return false;
+  const parts = tail.message.parts as Array<{ type: string }>;
+  const lastStart = parts.map((part) => part.type).lastIndexOf("step-start");
+  return !parts.slice(lastStart + 1).some((part) => isStoredToolPart(part));
+}
+
+/** Records calls started by a process that died as interrupted; they are never re-run. */
+export function decideInterrupt(snapshot: ThreadSnapshot, runId: string, now: string): Decision {
+  return fromTransition(interruptUnsettled(snapshot, { runId, now }), [], undefined);
+}
+
+/** Parks a running run whose remaining work is all pending actions (re-checked on current state). */
+export function decidePark(snapshot: ThreadSnapshot, runId: string, now: string): Decision {
+  const { run, pending, unsettled } = analyzeRun(snapshot, runId);
+  if (run?.status !== "running" || pending.length === 0 || unsettled.length > 0) {
+    return decided([], run?.status === "waiting" ? [{ type: "run-parked", runId }] : [], undefined);
+  }
+  return fromTransition(
+    setRunStatus(snapshot, { runId, status: "waiting", now }),
+    [{ type: "run-parked", runId }],
+    undefined,
+  );
+}
+
+/** Ends an active run as completed or failed; a run that already ended only releases what this process holds. */
+export function decideFinish(
+  snapshot: ThreadSnapshot,
+  input: { runId: string; status: "completed" | "failed"; error: string | null },
+  now: string,
+): Decision<{ ended: boolean }> {
+  const run = snapshot.runs.find((candidate) => candidate.runId === input.runId);
+  if (!run || (run.status !== "running" && run.status !== "waiting")) {
+    return decided([], [{ type: "run-released", runId: input.runId }], { ended: false });
+  }
+  return fromTransition(
+    setRunStatus(snapshot, { runId: input.runId, status: input.status, error: input.error, now }),
+    [{ type: "run-ended", runId: input.runId, status: input.status, error: input.error }],
+    { ended: true },
+  );
+}
+
+/** Cancels the thread's active run, if any: pending work becomes model-visible cancellations. */
+export function decideCancelActiveRun(
+  snapshot: ThreadSnapshot,
+  reason: string | null,
+  now: string,
+): Decision<{ runId: string | null }> {
+  const run = activeRun(snapshot);
+  if (!run) return decided([], [], { runId: null });
+  return fromTransition(
+    cancelRun(snapshot, { runId: run.runId, reason, now }),
+    [{ type: "run-ended", runId: run.runId, status: "cancelled", error: null }],
+    { runId: run.runId },
+  );
+}
+
+export type { StoredToolPart };
