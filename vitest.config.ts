@@ -10,6 +10,7 @@ export default defineConfig({
     alias: [
       { find: /^@pai\/core\/testing\/conformance$/, replacement: src("./core/src/testing/conformance.ts") },
       { find: /^@pai\/core\/testing$/, replacement: src("./core/src/testing/index.ts") },
+      { find: /^@pai\/core\/protocol$/, replacement: src("./core/src/protocol.ts") },
       { find: /^@pai\/core\/internal$/, replacement: src("./core/src/internal/index.ts") },
       { find: /^@pai\/core$/, replacement: src("./core/src/index.ts") },
       { find: /^@pai\/storage-memory$/, replacement: src("./adapters/storage-memory/src/index.ts") },

@@ -3,6 +3,7 @@ import { defineConfig } from "tsup";
 export default defineConfig({
   entry: {
     index: "src/index.ts",
+    protocol: "src/protocol.ts",
     "testing/index": "src/testing/index.ts",
     "testing/conformance": "src/testing/conformance.ts",
     "internal/index": "src/internal/index.ts",

@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { createAgentRuntime, type Pai, type StorageV1, scopeFromIdentity } from "@pai/core";
+import { internalsOf } from "@pai/core/testing";
 import {
   convertToModelMessages,
   generateText,
@@ -195,7 +196,7 @@ async function benchSuspendResume(engines: BenchEngine[]) {
 /** Seeds a thread with `count` messages by committing them directly (as a long history would be). */
 async function seedThread(pai: Pai, count: number): Promise<string> {
   const thread = await pai.service.threads.create({ identity });
-  const storage = pai.engine.store.storage;
+  const storage = internalsOf(pai).store.storage;
   let version = thread.version;
   const now = new Date().toISOString();
   const batch = 50;
@@ -415,8 +416,8 @@ async function benchParked(engine: BenchEngine, count: number) {
     }),
   );
   const after = await settledHeap();
-  const held = pai.engine.store.cachedThreads;
-  const recent = pai.engine.store.recentThreads;
+  const held = internalsOf(pai).store.cachedThreads;
+  const recent = internalsOf(pai).store.recentThreads;
   await pai.close();
   pai = null;
   // What is left once the runtime is gone is the storage's (for memory storage: every thread).

@@ -1,13 +1,10 @@
 import {
   type ActionResult,
   type AgentContract,
-  applyStoredEvents,
   getErrorMessage,
   type LiveEvent,
   type OutgoingMessage,
   PaiError,
-  type PendingActionData,
-  projectThreadState,
   type RunRequestOptions,
   type RunRow,
   type SendResult,
@@ -16,6 +13,7 @@ import {
   type ToolDataRow,
   type WatchEvent,
 } from "@pai/core";
+import { applyStoredEvents, type PendingActionData, projectThreadState } from "@pai/core/protocol";
 import type { PendingActionView } from "./pending-action-view.js";
 import type { PaiTransport } from "./transport.js";
 import type { PaiThreadMessage } from "./typed-message.js";

@@ -1,14 +1,10 @@
+import type { AgentContract, PaiNativeToolPart, PaiToolDataView, ToolName, ToolSuspend } from "@pai/core";
 import type {
-  AgentContract,
-  PaiNativeToolPart,
-  PaiToolDataView,
   ProjectedMessage,
   ProjectedPart,
   ProjectedToolPart,
   SuspensionStateView,
-  ToolName,
-  ToolSuspend,
-} from "@pai/core";
+} from "@pai/core/protocol";
 import type { ContractOf } from "./pending-action-view.js";
 import type { IsOpenContract } from "./typed-pending-action.js";
 

@@ -1,6 +1,5 @@
 import {
   type ActionRow,
-  applyStoredEvents,
   type JsonObject,
   type JsonValue,
   type LiveEvent,
@@ -15,6 +14,7 @@ import {
   type UploadedFile,
   type WatchEvent,
 } from "@pai/core";
+import { applyStoredEvents } from "@pai/core/protocol";
 
 /**
  * A FAKE PaiService for transport and client tests. It is not the runtime: it scripts a tiny

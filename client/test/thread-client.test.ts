@@ -1,4 +1,5 @@
-import { PaiError, type ProjectedToolPart, projectThreadState } from "@pai/core";
+import { PaiError } from "@pai/core";
+import { type ProjectedToolPart, projectThreadState } from "@pai/core/protocol";
 import { describe, expect, it } from "vitest";
 import {
   createPaiClient,

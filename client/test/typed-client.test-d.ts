@@ -1,11 +1,5 @@
-import {
-  type ActionResult,
-  defineAgent,
-  defineTool,
-  type InferAgentContract,
-  type ProjectedMessage,
-  type ProjectedToolPart,
-} from "@pai/core";
+import { type ActionResult, defineAgent, defineTool, type InferAgentContract } from "@pai/core";
+import type { ProjectedMessage, ProjectedToolPart } from "@pai/core/protocol";
 import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import {

@@ -26,12 +26,16 @@ export type {
   AgentLifecycle,
   AnyAgentDefinition,
   MapToolError,
+  ParentToolCall,
+  RuntimeHooks,
   ToolCallResult,
 } from "./definitions/agent-types.js";
 export type { DefineAgentConfig, EffectiveRuntimeContext } from "./definitions/define-agent.js";
 export { defineAgent } from "./definitions/define-agent.js";
 export type { DefinedTool, DefineToolConfig, ToolIdCheck } from "./definitions/define-tool.js";
 export { defineTool } from "./definitions/define-tool.js";
+// Identity and scope: the host app's types (augment `Register`)
+export type { Identity, Register, Scope } from "./definitions/identity.js";
 export type {
   MessageId,
   PendingActionOrigin,
@@ -41,7 +45,6 @@ export type {
   ToolCallId,
 } from "./definitions/pending-action.js";
 export type { MapContextRequired, ToolRegistrationsInput } from "./definitions/registrations.js";
-export { isToolDefinition, normalizeRegistrations } from "./definitions/registrations.js";
 export type { RuntimeContextArgs, ToolOutputArgs, ToolResolverArgs } from "./definitions/resolver-args.js";
 export type { SchemaValidationResult, ToolSchema } from "./definitions/schema.js";
 // Definitions: schemas and capabilities
@@ -61,14 +64,8 @@ export type {
   ToolDataSchemas,
   ZodToolSchema,
 } from "./definitions/tool-contract.js";
+// What `ctx.suspend` / `ctx.fail` return; the runtime alone builds and recognises them.
 export type { ToolFailResult, ToolSuspendResult } from "./definitions/tool-results.js";
-export {
-  createFailResult,
-  createSuspendResult,
-  isFailResult,
-  isSuspendResult,
-  TOOL_RESULT_KIND,
-} from "./definitions/tool-results.js";
 export type {
   AgentRunInput,
   AgentRunner,
@@ -124,6 +121,15 @@ export type { JsonLimits, JsonObject, JsonPrimitive, JsonValue } from "./json/js
 export { assertPlainKeys, DEFAULT_JSON_LIMITS, isJsonValue, normalizeJson } from "./json/json-value.js";
 export type { AgentManifest, ToolManifestEntry } from "./manifest/agent-manifest.js";
 export { agentManifest, toolManifestEntry } from "./manifest/agent-manifest.js";
+export type {
+  AgentLike,
+  AgentsWithPlugins,
+  CreateAgentRuntimeOptions,
+  CreatePaiOptions,
+  Pai,
+} from "./pai/create-pai.js";
+// Runtime (lead)
+export { createAgentRuntime, createPai, scopeFromIdentity } from "./pai/create-pai.js";
 export { getToolName, isPaiToolPart } from "./parts/get-tool-name.js";
 // Typed client views (@pai/client typed bindings)
 export type {
@@ -183,17 +189,6 @@ export type {
   CapabilityBinding,
 } from "./runtime/capability-bindings.js";
 export type {
-  AgentLike,
-  AgentsWithPlugins,
-  CreateAgentRuntimeOptions,
-  CreatePaiOptions,
-  Pai,
-} from "./runtime/create-pai.js";
-// Runtime (lead)
-export { createAgentRuntime, createPai, scopeFromIdentity } from "./runtime/create-pai.js";
-/** @internal The engine behind `Pai.engine`; sibling packages and tests only. */
-export type { Engine, RegisteredAgent } from "./runtime/engine.js";
-export type {
   RuntimeEvent,
   RuntimeEventRun,
   RuntimeEventToolCall,
@@ -206,9 +201,7 @@ export type {
   ScopeOption,
   ScopeResolver,
 } from "./runtime/runtime-options.js";
-export { createService } from "./service/create-service.js";
 // Service API
-export type { Identity, Register, Scope } from "./service/identity.js";
 export type {
   ActionResult,
   ListResult,
@@ -219,41 +212,8 @@ export type {
   WatchEvent,
   WithIdentity,
 } from "./service/service-types.js";
-export type {
-  ClientActionRow,
-  ClientRunRow,
-  ClientThreadEvent,
-  ClientThreadRow,
-  ClientThreadSnapshot,
-  ClientThreadView,
-} from "./state/client-rows.js";
-export {
-  toClientAction,
-  toClientEvent,
-  toClientRun,
-  toClientSnapshot,
-  toClientThread,
-  toClientView,
-} from "./state/client-rows.js";
+// Events as storage and `watch` carry them; `@pai/core/protocol` projects them for clients
 export type { LiveEvent, StoredThreadEvents, ThreadEvent } from "./state/events.js";
-// Client state projection (transport/client helper)
-export type {
-  PendingActionData,
-  PendingActionOriginData,
-  PendingActionRefData,
-  PendingSuspensionView,
-  ProjectedMessage,
-  ProjectedPart,
-  ProjectedToolPart,
-  ProjectThreadStateOptions,
-  SuspensionStateView,
-  SuspensionView,
-  ThreadStateView,
-  ToolDataItemView,
-  ToolDataView,
-  ToolPartSidecars,
-} from "./state/project-thread-state.js";
-export { isNativeToolPart, projectThreadState } from "./state/project-thread-state.js";
 // Persisted state
 export type {
   ActionRow,
@@ -269,9 +229,5 @@ export type {
   ToolDataRow,
 } from "./state/rows.js";
 export type { ThreadSnapshot } from "./state/snapshot.js";
-export { applyStoredEvents, applyThreadEvent } from "./state/snapshot.js";
-export {
-  analyzeRun,
-  cancellationText,
-  INTERRUPTED_TEXT,
-} from "./state/transitions.js";
+// The error text of a tool call a crash interrupted, as apps see it in the tool part.
+export { INTERRUPTED_TEXT } from "./state/transitions.js";

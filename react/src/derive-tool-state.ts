@@ -1,4 +1,5 @@
-import type { ProjectedToolPart, RunRow } from "@pai/core";
+import type { RunRow } from "@pai/core";
+import type { ProjectedToolPart } from "@pai/core/protocol";
 import type { ToolRenderState } from "./render-types.js";
 
 const ACTIVE_RUN = new Set<RunRow["status"]>(["queued", "running", "waiting"]);

@@ -1,5 +1,6 @@
 import type { PendingActionView } from "@pai/client";
-import type { ActionResult, ProjectedMessage, ProjectedToolPart, ToolDataItemView } from "@pai/core";
+import type { ActionResult } from "@pai/core";
+import type { ProjectedMessage, ProjectedToolPart, ToolDataItemView } from "@pai/core/protocol";
 import type { ReactNode } from "react";
 import type { ToolContractLike } from "./contract-types.js";
 

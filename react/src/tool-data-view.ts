@@ -1,4 +1,4 @@
-import type { ToolDataItemView, ToolDataView } from "@pai/core";
+import type { ToolDataItemView, ToolDataView } from "@pai/core/protocol";
 import type { ToolDataChannel } from "./render-types.js";
 
 // Keys that generic code probes on any object; they must keep reading as absent.

@@ -1,5 +1,6 @@
 import { isPaiToolPart } from "@pai/client";
-import { PaiError, type ProjectedMessage, type ProjectedPart, type ProjectedToolPart } from "@pai/core";
+import { PaiError } from "@pai/core";
+import type { ProjectedMessage, ProjectedPart, ProjectedToolPart } from "@pai/core/protocol";
 import { type ReactNode, useContext, useSyncExternalStore } from "react";
 import { ThreadIdContext, usePaiSession } from "./contexts.js";
 import { deriveToolState } from "./derive-tool-state.js";

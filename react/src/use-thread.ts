@@ -1,5 +1,6 @@
 import type { PaiThreadState, PendingActionView, ThreadClient, ThreadSendOptions } from "@pai/client";
-import { type OutgoingMessage, PaiError, type ProjectedMessage, type SendResult } from "@pai/core";
+import { type OutgoingMessage, PaiError, type SendResult } from "@pai/core";
+import type { ProjectedMessage } from "@pai/core/protocol";
 import { useCallback, useContext, useEffect, useMemo, useSyncExternalStore } from "react";
 import { ThreadIdContext, usePaiSession } from "./contexts.js";
 import type { PaiSession } from "./pai-session.js";

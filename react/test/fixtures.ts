@@ -2,6 +2,7 @@ import { createPaiClient, type PaiClient, serviceTransport } from "@pai/client";
 import { defineAgent, defineTool } from "@pai/core";
 import { createTestRuntime, type ScriptedStep, type TestRuntime } from "@pai/core/testing";
 import type { ContractOf } from "@pai/react";
+import { memoryStorage } from "@pai/storage-memory";
 import { z } from "zod";
 
 /** A server-declared client-routed tool: no backend execute. */
@@ -52,7 +53,7 @@ export type Harness = {
 
 /** A real runtime (scripted model, memory storage) and a client talking to it in-process. */
 export async function createHarness(script: ScriptedStep[]): Promise<Harness> {
-  const runtime = await createTestRuntime({ agent, model: script });
+  const runtime = await createTestRuntime({ agent, model: script, storage: memoryStorage() });
   const client = createPaiClient({
     transport: serviceTransport({ service: runtime.pai.service, identity: runtime.identity }),
   });

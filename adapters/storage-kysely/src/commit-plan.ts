@@ -1,3 +1,5 @@
+// Turns a commit's events into the rows it writes and the upsert rules for them, the same for
+// every SQL family.
 import {
   type ActionRow,
   commitLeaseProblem,

@@ -1,3 +1,4 @@
+// The public API of @pai/storage-kysely.
 export type { DialectFamily } from "./dialect-family.js";
 export { detectDialectFamily } from "./dialect-family.js";
 export type { KyselyStorage, KyselyStorageOptions } from "./kysely-storage.js";

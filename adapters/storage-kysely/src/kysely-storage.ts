@@ -1,31 +1,24 @@
+// kyselyStorage: the StorageV1 over a Kysely instance; engine differences come from its SqlFamily.
 import {
-  type ActionRow,
   type ListActionsInput,
   type ListThreadsInput,
   type NotifierV1,
   PaiError,
   type RunLeaseInput,
-  type RunRow,
-  type StorageCapabilities,
   type StorageCommit,
   type StorageCommitResult,
   type StorageV1,
   type StoredThreadEvents,
-  type ThreadRow,
   type ThreadSnapshot,
 } from "@pai/core";
-import { type Expression, type Kysely, sql, type Transaction } from "kysely";
-import {
-  type CommitPlan,
-  planCommit,
-  type TableWrite,
-  tableWrites,
-  upsertAssignments,
-} from "./commit-plan.js";
-import { type DialectFamily, detectDialectFamily } from "./dialect-family.js";
-import { type CommitNotification, postgresCommit, postgresLoadThread } from "./postgres-statements.js";
+import type { Kysely } from "kysely";
+import { planCommit } from "./commit-plan.js";
+import { type DialectFamily, pickSqlFamily } from "./dialect-family.js";
+import { errorFields, type StatementScope } from "./families/sql-family.js";
+import type { CommitNotification } from "./postgres-statements.js";
 import { decodeCursor, encodeCursor, RowCodec } from "./row-codec.js";
 import { DEFAULT_TABLE_PREFIX, type TableNames, tableNames } from "./table-names.js";
+import { insertIfAbsent } from "./transactional-statements.js";
 
 export type KyselyStorageOptions = {
   /** A Kysely instance you own; `close()` never destroys it. Run `migrateToLatest(db)` first. */
@@ -52,34 +45,7 @@ export type KyselyStorage = StorageV1 & {
 
 type Db = Kysely<any>;
 
-/** Rows per multi-row statement: stays far below every engine's bound-parameter limit. */
-const BATCH_ROWS = 500;
 const COMMIT_ATTEMPTS = 3;
-
-class CommitConflict {
-  constructor(readonly currentVersion: number | null) {}
-}
-
-function errorCode(error: unknown): { code?: unknown; errno?: unknown; message: string } {
-  const value = (typeof error === "object" && error !== null ? error : {}) as Record<string, unknown>;
-  return { code: value.code, errno: value.errno, message: String(value.message ?? error) };
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  const { code, errno, message } = errorCode(error);
-  return code === "23505" || errno === 1062 || /UNIQUE constraint failed/.test(message);
-}
-
-/** Deadlocks and serialization failures roll the whole transaction back, so it can simply run again. */
-function isRetryable(error: unknown): boolean {
-  const { code, errno } = errorCode(error);
-  return code === "40P01" || code === "40001" || errno === 1213;
-}
-
-function isMissingTable(error: unknown): boolean {
-  const { code, errno, message } = errorCode(error);
-  return code === "42P01" || errno === 1146 || /no such table/.test(message);
-}
 
 function positiveLimit(limit: number, what: string): number {
   if (!Number.isInteger(limit) || limit < 1) {
@@ -106,96 +72,15 @@ function invalidCursor(what: string): PaiError {
  */
 export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
   const db: Db = options.db;
-  const family = detectDialectFamily(db, options.dialect);
+  const family = pickSqlFamily(db, options.dialect);
   const t = tableNames(options.tablePrefix ?? DEFAULT_TABLE_PREFIX);
-  const codec = new RowCodec(family);
+  const codec = new RowCodec(family.json);
   const notifier = options.notifier;
-  const adapterName = db.getExecutor().adapter.constructor.name;
-  const singleProcess = family === "sqlite" || /pglite/i.test(adapterName);
-  const capabilities: StorageCapabilities = {
-    sharedAcrossProcesses: !singleProcess,
-    listenNotify: family === "postgres" && !singleProcess,
-  };
 
   const commitChannel = (notifier as { commitChannel?: unknown } | undefined)?.commitChannel;
-  const inStatementNotification: CommitNotification | null =
-    family === "postgres" && !singleProcess && typeof commitChannel === "string"
-      ? { channel: commitChannel }
-      : null;
-
-  const excluded = (column: string): Expression<unknown> =>
-    family === "mysql" ? sql`values(${sql.ref(column)})` : sql.ref(`excluded.${column}`);
-
-  /** One multi-row upsert per batch of the write's rows. */
-  async function upsert(trx: Db, table: string, write: TableWrite): Promise<void> {
-    const current = (column: string) =>
-      family === "mysql" ? sql.ref(column) : sql.ref(`${table}.${column}`);
-    const set = Object.fromEntries(upsertAssignments(write.rule, excluded, current));
-    for (let start = 0; start < write.rows.length; start += BATCH_ROWS) {
-      const insert = trx.insertInto(table).values(write.rows.slice(start, start + BATCH_ROWS));
-      await (family === "mysql"
-        ? insert.onDuplicateKeyUpdate(set)
-        : insert.onConflict((conflict) => conflict.columns(write.rule.keys).doUpdateSet(set))
-      ).execute();
-    }
-  }
-
-  async function currentVersion(trx: Db, threadId: string): Promise<number | null> {
-    const row = await trx
-      .selectFrom(t.threads)
-      .select("version")
-      .where("thread_id", "=", threadId)
-      .executeTakeFirst();
-    return row ? Number(row.version) : null;
-  }
-
-  async function insertThread(trx: Db, thread: ThreadRow, now: string): Promise<boolean> {
-    const values = {
-      thread_id: thread.threadId,
-      ...codec.threadColumns(thread),
-      version: 1,
-      updated_at: now,
-    };
-    if (family === "mysql") {
-      try {
-        await trx.insertInto(t.threads).values(values).execute();
-        return true;
-      } catch (error) {
-        if (isUniqueViolation(error)) return false;
-        throw error;
-      }
-    }
-    const result = await trx
-      .insertInto(t.threads)
-      .values(values)
-      .onConflict((conflict) => conflict.column("thread_id").doNothing())
-      .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
-  }
-
-  async function writeCommit(trx: Db, input: StorageCommit, plan: CommitPlan): Promise<number> {
-    const { threadId, expectedVersion, now } = input;
-    const version = expectedVersion + 1;
-    if (expectedVersion === 0) {
-      if (!(await insertThread(trx, plan.thread!, now))) {
-        throw new CommitConflict(await currentVersion(trx, threadId));
-      }
-    } else {
-      const result = await trx
-        .updateTable(t.threads)
-        .set({ ...(plan.thread ? codec.threadColumns(plan.thread) : {}), version, updated_at: now })
-        .where("thread_id", "=", threadId)
-        .where("version", "=", expectedVersion)
-        .executeTakeFirst();
-      if (Number(result.numUpdatedRows) === 0) throw new CommitConflict(await currentVersion(trx, threadId));
-    }
-    for (const write of tableWrites(input, plan, codec)) await upsert(trx, t[write.table], write);
-    await trx
-      .insertInto(t.threadEvents)
-      .values({ thread_id: threadId, version, events: codec.json(input.events), created_at: now })
-      .execute();
-    return version;
-  }
+  const notification: CommitNotification | null =
+    family.notifiesInCommitStatement && typeof commitChannel === "string" ? { channel: commitChannel } : null;
+  const scope: StatementScope = { db, tables: t, codec, notification };
 
   /** Turns driver errors into messages that say what to do next. */
   async function guarded<T>(what: string, run: () => Promise<T>): Promise<T> {
@@ -203,22 +88,22 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
       return await run();
     } catch (error) {
       if (PaiError.isInstance(error)) throw error;
-      if (isMissingTable(error)) {
+      if (family.isMissingTable(error)) {
         throw new PaiError(
           "MIGRATION_REQUIRED",
           `PAI tables (prefix "${options.tablePrefix ?? DEFAULT_TABLE_PREFIX}") are missing: run \`await migrateToLatest(db)\` from @pai/storage-kysely before using the storage.`,
           { cause: error },
         );
       }
-      throw new PaiError("INTERNAL", `${what} failed: ${errorCode(error).message}`, { cause: error });
+      throw new PaiError("INTERNAL", `${what} failed: ${errorFields(error).message}`, { cause: error });
     }
   }
 
   const storage: KyselyStorage = {
     specificationVersion: "v1",
-    name: `kysely-${singleProcess && family === "postgres" ? "pglite" : family}`,
-    capabilities,
-    dialect: family,
+    name: `kysely-${family.engine}`,
+    capabilities: { ...family.capabilities },
+    dialect: family.dialect,
     tables: t,
     notifier,
 
@@ -227,24 +112,14 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
       const result = await guarded(`Commit of thread "${input.threadId}"`, async () => {
         for (let attempt = 1; ; attempt++) {
           try {
-            if (family === "postgres") {
-              const { version } = await postgresCommit(db, t, codec, input, plan, inStatementNotification);
-              if (version !== null) return { ok: true, version } as const;
-              // The guard matched nothing: read the version as it is now (the rare path).
-              throw new CommitConflict(await currentVersion(db, input.threadId));
-            }
-            const version = await db.transaction().execute((trx) => writeCommit(trx, input, plan));
-            return { ok: true, version } as const;
+            return await family.commit(scope, input, plan);
           } catch (error) {
-            if (error instanceof CommitConflict) {
-              return { ok: false, reason: "conflict", currentVersion: error.currentVersion } as const;
-            }
-            if (attempt < COMMIT_ATTEMPTS && isRetryable(error)) continue;
+            if (attempt < COMMIT_ATTEMPTS && family.isRetryable(error)) continue;
             throw error;
           }
         }
       });
-      if (result.ok && notifier && !inStatementNotification) {
+      if (result.ok && notifier && !notification) {
         // Delivery is best effort by contract: watchers re-read committed events by version.
         notifier
           .publish({ type: "thread-advanced", threadId: input.threadId, version: result.version })
@@ -254,56 +129,7 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
     },
 
     async loadThread({ threadId }): Promise<ThreadSnapshot | null> {
-      return guarded(`Loading thread "${threadId}"`, async () => {
-        if (family === "postgres") return postgresLoadThread(db, t, codec, threadId);
-        // One consistent snapshot across the five reads; MySQL's default is already repeatable read.
-        let transaction = db.transaction();
-        if (family !== "mysql") transaction = transaction.setAccessMode("read only");
-        return transaction.execute(async (trx: Transaction<any>) => {
-          const thread = await trx
-            .selectFrom(t.threads)
-            .selectAll()
-            .where("thread_id", "=", threadId)
-            .executeTakeFirst();
-          if (!thread) return null;
-          const messages = await trx
-            .selectFrom(t.messages)
-            .selectAll()
-            .where("thread_id", "=", threadId)
-            .orderBy("position")
-            .orderBy("message_id")
-            .execute();
-          const runs = await trx
-            .selectFrom(t.runs)
-            .select("row")
-            .where("thread_id", "=", threadId)
-            .where("row", "is not", null)
-            .orderBy("created_at")
-            .orderBy("seq")
-            .execute();
-          const actions = await trx
-            .selectFrom(t.actions)
-            .select("row")
-            .where("thread_id", "=", threadId)
-            .orderBy("created_at")
-            .orderBy("episode")
-            .orderBy("seq")
-            .execute();
-          const toolData = await trx
-            .selectFrom(t.toolData)
-            .selectAll()
-            .where("thread_id", "=", threadId)
-            .orderBy("seq")
-            .execute();
-          return {
-            thread: codec.thread(thread),
-            messages: messages.map((row) => codec.message(row)),
-            runs: runs.map((row): RunRow => codec.run(row)),
-            actions: actions.map((row): ActionRow => codec.action(row)),
-            toolData: toolData.map((row) => codec.toolData(row)),
-          };
-        });
-      });
+      return guarded(`Loading thread "${threadId}"`, () => family.loadThread(scope, threadId));
     },
 
     async listThreads(input: ListThreadsInput) {
@@ -428,16 +254,8 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
           lease_owner: owner,
           lease_expires_at: expiresAt,
         };
-        try {
-          const insert = db.insertInto(t.runs).values(values);
-          const inserted = await (family === "mysql"
-            ? insert
-            : insert.onConflict((conflict) => conflict.columns(["thread_id", "run_id"]).doNothing())
-          ).executeTakeFirst();
-          if (Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0) return true;
-        } catch (error) {
-          if (!isUniqueViolation(error)) throw error;
-        }
+        const insert = db.insertInto(t.runs).values(values);
+        if (await insertIfAbsent(family, insert, ["thread_id", "run_id"])) return true;
         // The row exists and the update matched nothing. MySQL without CLIENT_FOUND_ROWS also
         // reports 0 for a renewal that changed no value, so confirm against the row itself.
         const row = await db

@@ -1,7 +1,9 @@
+// PAI's schema migrations, compiled into the package, and migrateToLatest which applies them.
 import { PaiError } from "@pai/core";
-import { type ColumnDataType, type Expression, type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
-import { type DialectFamily, detectDialectFamily } from "./dialect-family.js";
+import { type DialectFamily, pickSqlFamily } from "./dialect-family.js";
+import type { SqlFamily } from "./families/sql-family.js";
 import { type TableNames, tableNames } from "./table-names.js";
 
 export type MigrateOptions = {
@@ -11,48 +13,13 @@ export type MigrateOptions = {
   dialect?: DialectFamily;
 };
 
-type ColumnKind = "id" | "stamp" | "json" | "text" | "short" | "int" | "bigint";
-type ColumnType = ColumnDataType | Expression<unknown>;
-
-// Ids and timestamps compare byte-wise on every engine so ordering and keyset cursors match
-// JavaScript string order (Postgres and MariaDB default to locale-aware collations).
-const columnTypes: Record<DialectFamily, Record<ColumnKind, ColumnType>> = {
-  postgres: {
-    id: sql`text collate "C"`,
-    stamp: sql`varchar(40) collate "C"`,
-    json: "jsonb",
-    text: "text",
-    short: sql`varchar(32) collate "C"`,
-    int: "integer",
-    bigint: "bigint",
-  },
-  mysql: {
-    // 191 * 4 bytes keeps the four-column tool_data key under InnoDB's 3072-byte limit.
-    id: sql`varchar(191) character set utf8mb4 collate utf8mb4_bin`,
-    stamp: sql`varchar(40) character set ascii collate ascii_bin`,
-    json: sql`longtext character set utf8mb4 collate utf8mb4_bin`,
-    text: sql`longtext character set utf8mb4 collate utf8mb4_bin`,
-    short: sql`varchar(32) character set ascii collate ascii_bin`,
-    int: "integer",
-    bigint: "bigint",
-  },
-  sqlite: {
-    id: "text",
-    stamp: "text",
-    json: "text",
-    text: "text",
-    short: "text",
-    int: "integer",
-    bigint: "integer",
-  },
-};
-
-function initialMigration(family: DialectFamily, t: TableNames, prefix: string): Migration {
-  const type = columnTypes[family];
-  // MySQL has no `create index if not exists`; the migration table records it instead.
+// Ids and timestamps compare byte-wise on every engine (each family's column types say how) so
+// ordering and keyset cursors match JavaScript string order.
+function initialMigration(family: SqlFamily, t: TableNames, prefix: string): Migration {
+  const type = family.columnTypes;
   const index = (db: Kysely<any>, name: string) => {
     const builder = db.schema.createIndex(`${prefix}${name}`);
-    return family === "mysql" ? builder : builder.ifNotExists();
+    return family.createIndexIfNotExists ? builder.ifNotExists() : builder;
   };
   return {
     async up(db) {
@@ -173,7 +140,7 @@ function initialMigration(family: DialectFamily, t: TableNames, prefix: string):
 /** Migrations are code, not files, so bundlers and serverless builds need no extra assets. */
 class PaiMigrationProvider implements MigrationProvider {
   constructor(
-    private readonly family: DialectFamily,
+    private readonly family: SqlFamily,
     private readonly tables: TableNames,
     private readonly prefix: string,
   ) {}
@@ -194,7 +161,7 @@ export const PAI_MIGRATION_NAMES = ["0001_initial"] as const;
 export async function migrateToLatest(db: Kysely<any>, options: MigrateOptions = {}): Promise<void> {
   const prefix = options.tablePrefix ?? "pai_";
   const tables = tableNames(prefix);
-  const family = detectDialectFamily(db, options.dialect);
+  const family = pickSqlFamily(db, options.dialect);
   const migrator = new Migrator({
     db,
     provider: new PaiMigrationProvider(family, tables, prefix),

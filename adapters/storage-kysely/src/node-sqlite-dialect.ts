@@ -1,3 +1,4 @@
+// A Kysely dialect over Node's built-in node:sqlite, so SQLite needs no native addon.
 import type { DatabaseSync, SQLInputValue } from "node:sqlite";
 import {
   CompiledQuery,

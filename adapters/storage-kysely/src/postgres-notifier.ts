@@ -1,3 +1,4 @@
+// postgresNotifier: a NotifierV1 over Postgres LISTEN/NOTIFY, shared by every process on one database.
 import type { NotifierMessage, NotifierV1 } from "@pai/core";
 import { PaiError } from "@pai/core";
 // Types only: `pg` is an optional peer dependency, loaded when a notifier first connects or

@@ -1,3 +1,4 @@
+// Postgres' single-statement commit and thread read, used by the Postgres and PGlite families.
 import type { StorageCommit, ThreadSnapshot } from "@pai/core";
 import { type Kysely, type RawBuilder, sql } from "kysely";
 import { type CommitPlan, type TableWrite, tableWrites, upsertAssignments } from "./commit-plan.js";
@@ -64,7 +65,9 @@ const cteOf: Record<TableWrite["table"], { name: string; columns: Column[] }> = 
 /** Where commits announce themselves: `pg_notify(channel, payload)` inside the commit statement. */
 export type CommitNotification = { channel: string };
 
-const inline = new RowCodec("postgres", { inlineJson: true });
+// Rows travel inside one JSON document (`jsonb_to_recordset`), so their JSON columns stay values
+// instead of being encoded as text parameters.
+const inline = new RowCodec({ encode: (value) => value, decode: (value) => value });
 
 export type PostgresCommitResult = { version: number | null };
 

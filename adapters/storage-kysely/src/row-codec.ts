@@ -1,3 +1,4 @@
+// Row encoding between PAI's rows and SQL rows, and the opaque keyset cursors of list queries.
 import type {
   ActionRow,
   JsonObject,
@@ -9,27 +10,20 @@ import type {
   ThreadRow,
   ToolDataRow,
 } from "@pai/core";
-import type { DialectFamily } from "./dialect-family.js";
+import type { JsonColumns } from "./families/sql-family.js";
 
 /** A row as the driver returns it; every value is checked or converted on the way out. */
 export type DbRow = Record<string, unknown>;
 
 /**
- * JSON columns are jsonb on Postgres (the driver parses them) and text elsewhere (parsed here).
- * Values are written as JSON text on every engine; Postgres casts the text to jsonb.
+ * Converts between PAI rows and table rows. How JSON columns are encoded and decoded is the SQL
+ * family's choice (jsonb parsed by the driver on Postgres, text parsed here elsewhere).
  */
 export class RowCodec {
-  /**
-   * `inlineJson` keeps JSON columns as values, for rows that travel inside one JSON document
-   * (Postgres' `jsonb_to_recordset`) instead of as bound parameters.
-   */
-  constructor(
-    private readonly family: DialectFamily,
-    private readonly options: { inlineJson?: boolean } = {},
-  ) {}
+  constructor(private readonly jsonColumns: JsonColumns) {}
 
   json(value: JsonValue | unknown): unknown {
-    return this.options.inlineJson ? value : JSON.stringify(value);
+    return this.jsonColumns.encode(value);
   }
 
   nullableJson(value: JsonValue | null | undefined): unknown {
@@ -37,8 +31,7 @@ export class RowCodec {
   }
 
   parse<T>(value: unknown): T {
-    if (this.family === "postgres") return value as T;
-    return JSON.parse(value as string) as T;
+    return this.jsonColumns.decode(value) as T;
   }
 
   parseNullable<T>(value: unknown): T | null {

@@ -1,3 +1,4 @@
+// Physical table names derived from the user's table prefix.
 import { PaiError } from "@pai/core";
 
 /** Physical table names for one table prefix. */

@@ -1,23 +1,25 @@
 import type { IsOpenContract, PaiPendingAction } from "@pai/client";
 import {
   type ActionResult,
+  type Identity,
+  type ListResult,
+  PaiError,
+  type PaiService,
+  type WatchEvent,
+} from "@pai/core";
+import {
   applyStoredEvents,
   type ClientActionRow,
   type ClientThreadEvent,
   type ClientThreadRow,
   type ClientThreadSnapshot,
   type ClientThreadView,
-  type Identity,
-  type ListResult,
-  PaiError,
-  type PaiService,
   toClientAction,
   toClientEvent,
   toClientSnapshot,
   toClientThread,
   toClientView,
-  type WatchEvent,
-} from "@pai/core";
+} from "@pai/core/protocol";
 import {
   type inferProcedureBuilderResolverOptions,
   TRPCError,

@@ -1,5 +1,6 @@
 import { createPaiClient, isPaiToolPart, type PaiThreadState, type ThreadClient } from "@pai/client";
-import { PaiError, projectThreadState, type WatchEvent } from "@pai/core";
+import { PaiError, type WatchEvent } from "@pai/core";
+import { projectThreadState } from "@pai/core/protocol";
 import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from "@trpc/client";
 import { EventSource } from "eventsource";
 import superjson from "superjson";

@@ -1,9 +1,6 @@
 import { createPaiClient, type PaiClient, type PaiTransport } from "@pai/client";
 import {
   type ActionResult,
-  type ClientThreadRow,
-  type ClientThreadSnapshot,
-  type ClientThreadView,
   createPai,
   defineAgent,
   defineTool,
@@ -12,6 +9,7 @@ import {
   type SendResult,
   type WatchEvent,
 } from "@pai/core";
+import type { ClientThreadRow, ClientThreadSnapshot, ClientThreadView } from "@pai/core/protocol";
 import { createTRPCClient, httpBatchLink, type inferRouterClient } from "@trpc/client";
 import { type inferRouterInputs, type inferRouterOutputs, initTRPC } from "@trpc/server";
 import superjson from "superjson";

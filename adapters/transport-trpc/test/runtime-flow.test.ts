@@ -1,7 +1,8 @@
 import { createPaiClient, isPaiToolPart, type PaiThreadState, type ThreadClient } from "@pai/client";
-import { defineAgent, defineTool, PaiError, toClientView } from "@pai/core";
+import { defineAgent, defineTool, PaiError } from "@pai/core";
+import { toClientView } from "@pai/core/protocol";
 import { createTestRuntime, scriptedModel, type TestRuntime } from "@pai/core/testing";
-import { memoryFiles } from "@pai/storage-memory";
+import { memoryFiles, memoryStorage } from "@pai/storage-memory";
 import { createTRPCUntypedClient, httpBatchLink, isTRPCClientError } from "@trpc/client";
 import fc from "fast-check";
 import superjson from "superjson";
@@ -75,6 +76,7 @@ afterEach(async () => {
 
 async function start() {
   const runtime = await createTestRuntime({
+    storage: memoryStorage(),
     agent,
     model: scriptedModel((call) => script(call as unknown as { prompt: PromptMessage[] }) as never),
     files: memoryFiles(),

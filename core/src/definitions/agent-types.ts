@@ -44,6 +44,15 @@ export type MapToolError = (args: {
   parent?: ParentToolCall;
 }) => string | undefined;
 
+/**
+ * Hooks installed on a runtime (`createPai({ hooks })`) for all of its agents: `afterToolResult`
+ * runs before an agent's own, `mapError` answers when an agent's own returns nothing.
+ */
+export type RuntimeHooks = {
+  afterToolResult?: AfterToolResultHook<unknown>;
+  mapError?: MapToolError;
+};
+
 /** An agent definition, as `defineAgent` returns it (frozen). */
 export type AgentDefinition<
   TRuntimeContext = any,

@@ -1,5 +1,5 @@
 import type { JsonValue } from "../json/json-value.js";
-import type { Identity, Scope } from "../service/identity.js";
+import type { Identity, Scope } from "./identity.js";
 
 /** What every agent behaviour resolver receives (`runtimeContext`, `instructions`). */
 export type RuntimeContextArgs = {

@@ -45,12 +45,15 @@ function kindOf(value: unknown): unknown {
     : undefined;
 }
 
-/** True for a value produced by `ctx.suspend` / `createSuspendResult`. */
+/**
+ * True for a value produced by `ctx.suspend` / `createSuspendResult`. Only the marker is checked:
+ * a malformed name (untyped JS) is the runtime's to refuse with a model-visible error.
+ */
 export function isSuspendResult(value: unknown): value is ToolSuspendResult {
-  return kindOf(value) === "suspend" && typeof (value as { name?: unknown }).name === "string";
+  return kindOf(value) === "suspend";
 }
 
-/** True for a value produced by `ctx.fail` / `createFailResult`. */
+/** True for a value produced by `ctx.fail` / `createFailResult` (a non-string message reads as the default failure). */
 export function isFailResult(value: unknown): value is ToolFailResult {
-  return kindOf(value) === "fail" && typeof (value as { message?: unknown }).message === "string";
+  return kindOf(value) === "fail";
 }

@@ -1,3 +1,4 @@
+import type { Identity, Scope } from "../definitions/identity.js";
 import { PaiError } from "../errors/pai-error.js";
 import type { JsonObject } from "../json/json-value.js";
 import { agentManifest } from "../manifest/agent-manifest.js";
@@ -7,7 +8,6 @@ import type { RuntimeAgentDefinition } from "../runtime/definition-shapes.js";
 import { Engine } from "../runtime/engine.js";
 import type { RuntimeOptions, ScopeOption } from "../runtime/runtime-options.js";
 import { createService } from "../service/create-service.js";
-import type { Identity, Scope } from "../service/identity.js";
 import type { PaiService } from "../service/service-types.js";
 import type { ThreadRow } from "../state/rows.js";
 import { attachInternals } from "./internals.js";

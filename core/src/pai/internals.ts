@@ -1,4 +1,19 @@
+import type { NotifierV1 } from "../ports/notifier.js";
+import type { StorageV1 } from "../ports/storage.js";
 import type { Engine } from "../runtime/engine.js";
+
+/** What tests and benchmarks may inspect of a runtime: caches, capability facades, its storage. */
+export type RuntimeInternals = {
+  readonly store: {
+    readonly storage: StorageV1;
+    readonly cachedThreads: number;
+    readonly recentThreads: number;
+  };
+  readonly notifier: NotifierV1;
+  readonly capabilities: { readonly size: number };
+  /** Cancels the thread's active run as a trusted operator would. */
+  cancelRunOf(threadId: string, reason: string | null): Promise<{ version: number }>;
+};
 
 /**
  * The engine behind a `Pai`, kept off its public type: users build on the service and the
@@ -12,7 +27,7 @@ export function attachInternals(pai: object, engine: Engine): void {
 }
 
 /** The runtime behind a `Pai` (tests and benchmarks only; not a stable API). */
-export function internalsOf(pai: object): Engine {
+export function internalsOf(pai: object): RuntimeInternals {
   const engine = engines.get(pai);
   if (!engine) throw new TypeError("internalsOf needs a Pai created by createPai or createAgentRuntime.");
   return engine;

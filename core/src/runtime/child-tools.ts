@@ -1,4 +1,5 @@
 import { validateSchema } from "../definitions/schema.js";
+import { createFailResult, isFailResult, isSuspendResult } from "../definitions/tool-results.js";
 import { PaiError } from "../errors/pai-error.js";
 import { toolFailureDetails } from "../errors/tool-failure.js";
 import { ToolInvocationError } from "../errors/tool-invocation-error.js";
@@ -7,7 +8,6 @@ import type { RuntimeHooks, RuntimeResolverArgs, RuntimeToolDefinition } from ".
 import type { RequestContext } from "./request-context.js";
 import { applyAfterToolResult, type HookFailure, mapToolError, observeOutput } from "./tool-hooks.js";
 import { NESTED_TOOL_ERROR_TEXT, resolveEnabled, resolveToolContext, settleOutput } from "./tool-invoker.js";
-import { failMarker, isFailMarker, isSuspendMarker } from "./tool-results.js";
 
 /**
  * `ctx.tools`: a tool's children, bound to the parent call. A child call validates its input,
@@ -81,7 +81,7 @@ export async function buildChildTools(
             suspend: () => {
               throw new PaiError("UNSUPPORTED_ENTRY", `Child tool ${name} cannot suspend.`);
             },
-            fail: (message: string) => failMarker(message),
+            fail: (message: string) => createFailResult(message),
             data: {
               write: async () => {
                 throw new PaiError("UNSUPPORTED_ENTRY", `Child tool ${name} cannot write tool data.`);
@@ -143,8 +143,8 @@ async function settleChild(
   name: string,
   raw: unknown,
 ): Promise<{ type: "output"; output: unknown } | { type: "error"; errorText: string }> {
-  if (isFailMarker(raw)) return { type: "error", errorText: toolFailureDetails(raw.message).message };
-  if (isSuspendMarker(raw)) return { type: "error", errorText: `Child tool ${name} cannot suspend.` };
+  if (isFailResult(raw)) return { type: "error", errorText: toolFailureDetails(raw.message).message };
+  if (isSuspendResult(raw)) return { type: "error", errorText: `Child tool ${name} cannot suspend.` };
   const settled = await settleOutput(child, name, raw);
   return settled.ok
     ? { type: "output", output: settled.output }

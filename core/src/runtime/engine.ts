@@ -55,7 +55,8 @@ export class Engine implements RuntimeCore, RuntimeCommands {
 
   constructor(agents: RegisteredAgent[], options: RuntimeOptions) {
     this.options = options;
-    this.hooks = options.hooks;
+    // The runtime reads hooks through its loose view of definitions, as it reads agents.
+    this.hooks = options.hooks as RuntimeHooks | undefined;
     this.#agents = new Map(agents.map((agent) => [agent.id, agent]));
     this.notifier = options.notifier ?? options.storage.notifier ?? createMemoryNotifier();
     this.files = options.files;

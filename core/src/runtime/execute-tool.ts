@@ -1,4 +1,10 @@
 import { validateSchema } from "../definitions/schema.js";
+import {
+  createFailResult,
+  createSuspendResult,
+  isFailResult,
+  isSuspendResult,
+} from "../definitions/tool-results.js";
 import { getErrorMessage, PaiError } from "../errors/pai-error.js";
 import { toolFailureDetails } from "../errors/tool-failure.js";
 import { assertPlainKeys, type JsonValue } from "../json/json-value.js";
@@ -12,7 +18,6 @@ import type { RegisteredAgent, RuntimeCore } from "./runtime-core.js";
 import { agentRunner, scopedFiles, toolDataWriter } from "./tool-context.js";
 import { type HookFailure, mapToolError } from "./tool-hooks.js";
 import { resolveToolContext, settleOutput } from "./tool-invoker.js";
-import { failMarker, isFailMarker, isSuspendMarker, suspendMarker } from "./tool-results.js";
 
 /**
  * One execution of a tool's `execute`: acquire its capabilities, build `ctx` (the same
@@ -117,8 +122,8 @@ export async function executeTool(
         entry,
         suspendHistory,
         data: toolDataWriter(rt, { registration, threadId, runId, toolCallId, request }),
-        suspend: (name: string, suspendInput: unknown) => suspendMarker(name, suspendInput),
-        fail: (message: string) => failMarker(message),
+        suspend: (name: string, suspendInput: unknown) => createSuspendResult(name, suspendInput),
+        fail: (message: string) => createFailResult(message),
       });
     } catch (error) {
       if (childHookFailure) return childHookFailure;
@@ -146,8 +151,8 @@ async function readResult(
     type: "outcome",
     outcome: { type: "error", errorText },
   });
-  if (isFailMarker(raw)) return error(toolFailureDetails(raw.message).message);
-  if (isSuspendMarker(raw)) {
+  if (isFailResult(raw)) return error(toolFailureDetails(raw.message).message);
+  if (isSuspendResult(raw)) {
     const point = tool.config.suspend?.[raw.name];
     if (!point)
       return error(`Tool ${toolName} tried to suspend at "${raw.name}", which it does not declare.`);

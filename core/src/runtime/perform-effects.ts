@@ -70,12 +70,12 @@ export async function performEffects(
           ...(effect.error !== null ? { error: effect.error } : {}),
         });
         rt.capabilities.threadIdle(snapshot.thread.scopeKey, threadId);
-        await driver.startQueued(threadId);
+        await driver.startQueued(threadId, snapshot);
         break;
       case "run-released":
         rt.registry.dropAbort(effect.runId);
         rt.capabilities.threadIdle(snapshot.thread.scopeKey, threadId);
-        await driver.startQueued(threadId);
+        await driver.startQueued(threadId, snapshot);
         break;
       case "action-opened":
       case "action-resolved":

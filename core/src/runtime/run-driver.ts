@@ -156,9 +156,15 @@ export class RunDriver {
     }
   }
 
-  /** Starts the thread's next queued run once nothing is active. */
-  async startQueued(threadId: string): Promise<void> {
-    await this.rt.writer.commit(threadId, (state, now) => decideStartQueued(state, now));
+  /**
+   * Starts the thread's next queued run once nothing is active. `known` is the state just
+   * committed: when it has nothing to dequeue there is no write to make and nothing to read.
+   */
+  async startQueued(threadId: string, known?: ThreadSnapshot): Promise<void> {
+    if (known && !known.runs.some((run) => run.status === "queued")) return;
+    await this.rt.writer.commit(threadId, (state, now) => decideStartQueued(state, now), {
+      ...(known ? { fresh: known } : {}),
+    });
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { LanguageModel } from "ai";
+import type { RuntimeHooks } from "../definitions/agent-types.js";
 import type { Scope } from "../definitions/identity.js";
 import type { JsonLimits } from "../json/json-value.js";
 import type { AnyPaiPlugin } from "../plugins/plugin-types.js";
@@ -6,7 +7,6 @@ import type { FilesV1 } from "../ports/files.js";
 import type { NotifierV1 } from "../ports/notifier.js";
 import type { StorageV1 } from "../ports/storage.js";
 import type { CapabilityBinding } from "./capability-bindings.js";
-import type { RuntimeHooks } from "./definition-shapes.js";
 import type { RuntimeObserver } from "./runtime-events.js";
 
 /** Details handed to `onRuntimeError`; clients only ever see a redacted message. */

@@ -2,7 +2,6 @@ import { asSchema } from "ai";
 import { validateSchema } from "../definitions/schema.js";
 import { getErrorMessage } from "../errors/pai-error.js";
 import { assertPlainKeys, type JsonValue, normalizeJson } from "../json/json-value.js";
-import type { ToolOutcome } from "../state/transitions.js";
 import type {
   RuntimeResolverArgs,
   RuntimeToolDefinition,

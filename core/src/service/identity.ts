@@ -1,18 +1,3 @@
-/**
- * Declaration-merging registry for the host app's types:
- *
- *   declare module "@pai/core" { interface Register { identity: { userId: string; workspaceId: string } } }
- */
-// biome-ignore lint/suspicious/noEmptyInterface: augmented by host apps.
-export interface Register {}
-
-/** The host app's identity type, or `unknown` until registered. */
-export type Identity = Register extends { identity: infer TIdentity } ? TIdentity : unknown;
-
-/** Trusted tenancy derived by the host from its identity. Every thread, action and file has one scope. */
-export type Scope = {
-  /** Tenant boundary: threads, actions and files of another scope are NOT_FOUND. */
-  scopeKey: string;
-  /** The acting user inside the scope; recorded as creator provenance. */
-  userKey?: string | null;
-};
+// The identity types live in the definitions layer, which resolvers and the runtime need without
+// depending on the service; this path stays for the service's own imports.
+export type { Identity, Register, Scope } from "../definitions/identity.js";

@@ -1,8 +1,8 @@
 import type { LanguageModel } from "ai";
 import { PaiError } from "../errors/pai-error.js";
+import { type AgentLike, createAgentRuntime, type Pai, scopeFromIdentity } from "../pai/create-pai.js";
 import type { AnyPaiPlugin } from "../plugins/plugin-types.js";
 import type { StorageV1 } from "../ports/storage.js";
-import { type AgentLike, createAgentRuntime, type Pai, scopeFromIdentity } from "../runtime/create-pai.js";
 import type { RuntimeOptions, ScopeResolver } from "../runtime/runtime-options.js";
 import type { OutgoingMessage, RunRequestOptions } from "../service/service-types.js";
 import type { ActionRow, MessageRow, RunRow } from "../state/rows.js";
@@ -15,8 +15,12 @@ export type TestRuntimeOptions<TAgent extends AgentLike> = Omit<RuntimeOptions, 
   agent: TAgent;
   /** A model, or a script for `scriptedModel`. */
   model: LanguageModel | ScriptedStep[];
-  /** Defaults to `memoryStorage()` from `@pai/storage-memory`. */
-  storage?: StorageV1;
+  /**
+   * Required, so core loads no adapter on its own: `memoryStorage()` from `@pai/storage-memory`
+   * for most tests, or any `StorageV1` to run the same test on a real engine. Never closed by
+   * `close()`: whoever opened it closes it.
+   */
+  storage: StorageV1;
   /** Identity used by the helpers. Default `{ scopeKey: "test-scope", userKey: "test-user" }`. */
   identity?: unknown;
 };
@@ -59,15 +63,13 @@ export type TestRuntime<TAgent extends AgentLike> = {
 };
 
 /**
- * A runtime for tests: a scripted model, memory storage by default, and helpers that wait
- * for runs to settle so assertions see the committed state.
+ * A runtime for tests: a scripted model, the storage you pass, and helpers that wait for runs
+ * to settle so assertions see the committed state.
  */
 export async function createTestRuntime<const TAgent extends AgentLike>(
   options: TestRuntimeOptions<TAgent>,
 ): Promise<TestRuntime<TAgent>> {
-  const { agent, model: modelOption, storage: storageOption, identity: identityOption, ...rest } = options;
-  const owned = storageOption ? null : await defaultStorage();
-  const storage = storageOption ?? owned!.storage;
+  const { agent, model: modelOption, storage, identity: identityOption, ...rest } = options;
   const model = Array.isArray(modelOption) ? scriptedModel(modelOption) : modelOption;
   // Sequential ids with a per-runtime prefix: readable in assertions, unique across runtimes sharing storage.
   const prefix = globalThis.crypto.randomUUID().slice(0, 6);
@@ -200,57 +202,7 @@ export async function createTestRuntime<const TAgent extends AgentLike>(
       );
     },
     waitForIdle: (threadId) => pai.waitForIdle(threadId),
-    close: async () => {
-      await pai.close();
-      // Engines the test runtime opened itself are closed with it (never a storage passed in).
-      await owned?.dispose();
-    },
+    close: () => pai.close(),
   };
   return runtime;
-}
-
-/**
- * The storage a test runtime uses when none is given: memory, or the engine named by
- * `PAI_TEST_STORAGE` (`sqlite` or `pglite`, through `@pai/storage-kysely`), so the same
- * behaviour suites can run against a real SQL engine.
- */
-async function defaultStorage(): Promise<{ storage: StorageV1; dispose: () => Promise<void> }> {
-  const engine = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env
-    ?.PAI_TEST_STORAGE;
-  const load = async <T>(specifier: string): Promise<T> => (await import(/* @vite-ignore */ specifier)) as T;
-  try {
-    if (engine === "sqlite" || engine === "pglite") {
-      type KyselyModule = {
-        kyselyStorage: (options: { db: unknown }) => StorageV1;
-        migrateToLatest: (db: unknown) => Promise<void>;
-        createNodeSqliteDialect: (database: unknown) => unknown;
-        createPgliteDialect: (database: unknown) => unknown;
-      };
-      const adapter = await load<KyselyModule>("@pai/storage-kysely");
-      const { Kysely } = await load<{
-        Kysely: new (config: { dialect: unknown }) => { destroy(): Promise<void> };
-      }>("kysely");
-      let dialect: unknown;
-      if (engine === "sqlite") {
-        const { DatabaseSync } = await load<{ DatabaseSync: new (path: string) => unknown }>("node:sqlite");
-        dialect = adapter.createNodeSqliteDialect(new DatabaseSync(":memory:"));
-      } else {
-        const { PGlite } = await load<{ PGlite: new () => unknown }>("@electric-sql/pglite");
-        dialect = adapter.createPgliteDialect(new PGlite());
-      }
-      const db = new Kysely({ dialect });
-      await adapter.migrateToLatest(db);
-      return { storage: adapter.kyselyStorage({ db }), dispose: () => db.destroy() };
-    }
-    const module = await load<{ memoryStorage: () => StorageV1 }>("@pai/storage-memory");
-    return { storage: module.memoryStorage(), dispose: async () => undefined };
-  } catch (error) {
-    throw new PaiError(
-      "INVALID_DEFINITION",
-      engine
-        ? `createTestRuntime could not open PAI_TEST_STORAGE=${engine} (needs @pai/storage-kysely and its driver): ${String(error)}`
-        : "createTestRuntime uses @pai/storage-memory by default; install it or pass { storage }.",
-      { cause: error },
-    );
-  }
 }

@@ -2,6 +2,9 @@
 // imports vitest (or any test runner): the vitest-based conformance suites live in
 // `@pai/core/testing/conformance`.
 
+/** The runtime behind a `Pai`, for tests and benchmarks that inspect it (not a stable API). */
+export type { RuntimeInternals } from "../pai/internals.js";
+export { internalsOf } from "../pai/internals.js";
 export type { TestRuntime, TestRuntimeOptions } from "./create-test-runtime.js";
 export { createTestRuntime } from "./create-test-runtime.js";
 export {
@@ -16,5 +19,3 @@ export type { RunToolOptions, RunToolResult } from "./run-tool.js";
 export { runTool } from "./run-tool.js";
 export type { ScriptedModel, ScriptedStep } from "./scripted-model.js";
 export { scriptedModel } from "./scripted-model.js";
-/** The runtime behind a `Pai`, for tests and benchmarks that inspect it (not a stable API). */
-export { internalsOf } from "../pai/internals.js";

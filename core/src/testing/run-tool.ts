@@ -25,7 +25,8 @@ export type RunToolOptions = {
   /** Bindings for the capabilities the tool declares, keyed by capability id. */
   capabilities?: Record<string, CapabilityBinding<any>>;
   files?: FilesV1;
-  storage?: StorageV1;
+  /** Required, as for `createTestRuntime`: core loads no storage adapter itself. */
+  storage: StorageV1;
 };
 
 /**
@@ -84,7 +85,7 @@ export async function runTool(
         },
       };
     })() as never,
-    ...(options.storage ? { storage: options.storage } : {}),
+    storage: options.storage,
     ...(options.files ? { files: options.files } : {}),
     ...(options.capabilities ? { capabilities: options.capabilities } : {}),
   });

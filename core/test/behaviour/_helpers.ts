@@ -1,4 +1,5 @@
-import { PaiError, projectThreadState, type ThreadSnapshot } from "@pai/core";
+import { PaiError, type ThreadSnapshot } from "@pai/core";
+import { projectThreadState } from "@pai/core/protocol";
 import type { ScriptedModel, TestRuntime } from "@pai/core/testing";
 
 /** A promise with its resolver, for tests that must act while a tool or hook is running. */

@@ -1,7 +1,7 @@
 import { agentManifest, defineAgent, defineTool } from "@pai/core";
-import { createTestRuntime } from "@pai/core/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createTestRuntime } from "../support/test-runtime.js";
 import { offeredTool, projectedPart, rejection, scripted, toolNamesInCall } from "./_helpers.js";
 
 const lookup = defineTool({

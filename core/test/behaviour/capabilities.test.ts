@@ -6,9 +6,10 @@ import {
   defineTool,
   PaiError,
 } from "@pai/core";
-import { createTestRuntime } from "@pai/core/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { internalsOf } from "../../src/pai/internals.js";
+import { createTestRuntime } from "../support/test-runtime.js";
 import { deferred, eventually, projectedPart, scripted } from "./_helpers.js";
 
 type Counter = { id: number; next(): number };
@@ -103,7 +104,7 @@ describe("capabilities", () => {
     expect(outputs.map((output) => output.value).sort()).toEqual([1, 2, 3]);
     expect(released).toHaveLength(1);
     expect(released[0]!.facade.id).toBe(1);
-    expect(t.pai.engine.capabilities.size).toBe(0);
+    expect(internalsOf(t.pai).capabilities.size).toBe(0);
   });
 
   it("with idleTimeoutMs the facade survives the run, is reused by the next run and released after the idle time", async () => {
@@ -127,7 +128,7 @@ describe("capabilities", () => {
     expect(projectedPart(second, "c2").output).toEqual({ facade: 1, value: 2 });
     expect(released).toHaveLength(0);
     await eventually(() => released.length === 1, 2_000);
-    expect(t.pai.engine.capabilities.size).toBe(0);
+    expect(internalsOf(t.pai).capabilities.size).toBe(0);
   });
 
   it("closing the runtime releases facades that are still held", async () => {

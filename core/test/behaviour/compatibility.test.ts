@@ -1,8 +1,9 @@
-import { defineAgent, defineTool, getToolName, isPaiToolPart, projectThreadState } from "@pai/core";
-import { createTestRuntime } from "@pai/core/testing";
+import { defineAgent, defineTool, getToolName, isPaiToolPart } from "@pai/core";
+import { projectThreadState } from "@pai/core/protocol";
 import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createTestRuntime } from "../support/test-runtime.js";
 import { projectedPart, rejection, scripted, toolNamesInCall, toolResultFor } from "./_helpers.js";
 
 const legacyLookup = defineTool({

@@ -1,8 +1,8 @@
 import { defineAgent, defineTool, type FilesV1, type UploadedFile } from "@pai/core";
-import { createTestRuntime } from "@pai/core/testing";
 import { memoryFiles, memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createTestRuntime } from "../support/test-runtime.js";
 import { projectedPart } from "./_helpers.js";
 
 const saveReport = defineTool({

@@ -6,10 +6,11 @@ import {
   REDACTED_ERROR_MESSAGE,
   ToolInvocationError,
 } from "@pai/core";
-import { createTestRuntime, scriptedModel } from "@pai/core/testing";
+import { scriptedModel } from "@pai/core/testing";
 import { generateText } from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createTestRuntime } from "../support/test-runtime.js";
 import { eventually, projectedPart, scripted, toolResultFor } from "./_helpers.js";
 
 const report = defineTool({

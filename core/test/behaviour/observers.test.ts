@@ -5,9 +5,9 @@ import {
   REDACTED_ERROR_MESSAGE,
   type RuntimeErrorReport,
 } from "@pai/core";
-import { createTestRuntime } from "@pai/core/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createTestRuntime } from "../support/test-runtime.js";
 import { deferred, eventually, projectedPart, rejection, scripted, toolResultFor } from "./_helpers.js";
 
 type Observed = { input: unknown; output: unknown; name: string; toolCallId: string };

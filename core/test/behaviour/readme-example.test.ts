@@ -1,9 +1,9 @@
 // The worked example of core/README.md, kept runnable so the README cannot drift from the API.
 import { createAgentRuntime, defineAgent, defineCapability, defineTool, scopeFromIdentity } from "@pai/core";
-import { createTestRuntime } from "@pai/core/testing";
 import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createTestRuntime } from "../support/test-runtime.js";
 
 type Ledger = { balance(account: string): Promise<number>; close(): Promise<void> };
 

@@ -8,7 +8,6 @@ import {
   type StorageV1,
   type WatchEvent,
 } from "@pai/core";
-import { createTestRuntime } from "@pai/core/testing";
 import {
   createNodeSqliteDialect,
   createPgliteDialect,
@@ -20,6 +19,7 @@ import { memoryStorage } from "@pai/storage-memory";
 import { Kysely } from "kysely";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createTestRuntime } from "../support/test-runtime.js";
 import { deferred, projectedPart, scripted } from "./_helpers.js";
 
 const progressSchema = z.object({

@@ -1,7 +1,8 @@
 import { type ClientToolSnapshot, defineAgent, defineTool } from "@pai/core";
-import { createTestRuntime } from "@pai/core/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { internalsOf } from "../../src/pai/internals.js";
+import { createTestRuntime } from "../support/test-runtime.js";
 import { deferred, eventually, projectedPart, scripted, toolNamesInCall } from "./_helpers.js";
 
 const approve = defineTool({
@@ -168,7 +169,7 @@ describe("cancellation", () => {
     const threadId = await t.createThread();
     await t.pai.service.threads.send({ identity: t.identity, threadId, message: { text: "go" } });
     await bothStarted.promise;
-    await t.pai.engine.cancelRunOf(threadId, "stopped by the user");
+    await internalsOf(t.pai).cancelRunOf(threadId, "stopped by the user");
     await t.waitForIdle(threadId);
 
     expect(aborted.sort()).toEqual(["test.triggers.first.v1", "test.triggers.second.v1"]);

@@ -1,11 +1,11 @@
 import { defineCapability, definePlugin, PaiError, type RuntimeEvent } from "@pai/core";
-import { createTestRuntime } from "../support/test-runtime.js";
 import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineAgent } from "../../src/definitions/define-agent.js";
 import { defineTool } from "../../src/definitions/define-tool.js";
 import { createPai, scopeFromIdentity } from "../../src/pai/create-pai.js";
+import { createTestRuntime } from "../support/test-runtime.js";
 
 const echo = defineTool({
   id: "test.echo",

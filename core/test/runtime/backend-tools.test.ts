@@ -1,7 +1,7 @@
 import { defineAgent, defineTool, REDACTED_ERROR_MESSAGE, type RuntimeErrorReport } from "@pai/core";
-import { createTestRuntime } from "@pai/core/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createTestRuntime } from "../support/test-runtime.js";
 import { scripted, toolResultFor } from "./_helpers.js";
 
 const createTask = (execute: (ctx: any) => any) =>

@@ -6,10 +6,11 @@ import {
   PaiError,
   type RuntimeErrorReport,
 } from "@pai/core";
-import { createTestRuntime, scriptedModel } from "@pai/core/testing";
+import { scriptedModel } from "@pai/core/testing";
 import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createTestRuntime } from "../support/test-runtime.js";
 
 async function rejection(promise: Promise<unknown>): Promise<PaiError> {
   try {

@@ -1,7 +1,7 @@
 import { defineAgent, defineTool, PaiError } from "@pai/core";
-import { createTestRuntime } from "@pai/core/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createTestRuntime } from "../support/test-runtime.js";
 
 const approve = (recorded: unknown[]) =>
   defineTool({

@@ -1,8 +1,8 @@
 import { defineAgent, defineTool, INTERRUPTED_TEXT } from "@pai/core";
-import { createTestRuntime } from "@pai/core/testing";
 import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createTestRuntime } from "../support/test-runtime.js";
 import { deferred, scripted, toolResultFor } from "./_helpers.js";
 
 describe("process restart", () => {

@@ -1,7 +1,7 @@
 import { defineAgent, defineTool, type RuntimeErrorReport } from "@pai/core";
-import { createTestRuntime } from "@pai/core/testing";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import { createTestRuntime } from "../support/test-runtime.js";
 import { scripted, toolResultFor } from "./_helpers.js";
 
 describe("run loop", () => {

@@ -1,16 +1,17 @@
 import {
-  applyStoredEvents,
   createMemoryNotifier,
   defineAgent,
   defineTool,
   type NotifierV1,
   PaiError,
-  projectThreadState,
   type WatchEvent,
 } from "@pai/core";
-import { createTestRuntime, scriptedModel } from "@pai/core/testing";
+import { applyStoredEvents, projectThreadState } from "@pai/core/protocol";
+import { scriptedModel } from "@pai/core/testing";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import { internalsOf } from "../../src/pai/internals.js";
+import { createTestRuntime } from "../support/test-runtime.js";
 import { deferred, scripted, toolResultFor } from "./_helpers.js";
 
 const approve = defineTool({
@@ -109,7 +110,7 @@ describe("service", () => {
       model: [callApprove],
       storage,
     });
-    expect(t.pai.engine.notifier).toBe(notifier);
+    expect(internalsOf(t.pai).notifier).toBe(notifier);
     const threadId = await t.createThread();
     notifier.subscribe(threadId, (message) => {
       if (message.type === "thread-advanced") seen.push(message.version);

@@ -1,6 +1,6 @@
-import { createTestRuntime } from "@pai/core/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createTestRuntime } from "../support/test-runtime.js";
 
 const agent = { kind: "agent" as const, name: "main", tools: {} } as any;
 

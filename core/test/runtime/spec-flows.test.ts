@@ -1,7 +1,8 @@
-import { defineAgent, defineTool, projectThreadState } from "@pai/core";
-import { createTestRuntime } from "@pai/core/testing";
+import { defineAgent, defineTool } from "@pai/core";
+import { projectThreadState } from "@pai/core/protocol";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createTestRuntime } from "../support/test-runtime.js";
 import { scripted, toolResultFor } from "./_helpers.js";
 
 // The three flows of spec 05 (suspend and resume), written as the spec shows them.

@@ -1,8 +1,9 @@
 import { defineAgent, defineTool, type StorageV1 } from "@pai/core";
-import { createTestRuntime } from "@pai/core/testing";
 import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { internalsOf } from "../../src/pai/internals.js";
+import { createTestRuntime } from "../support/test-runtime.js";
 import { scripted } from "./_helpers.js";
 
 const add = defineTool({
@@ -211,8 +212,8 @@ describe("thread snapshots between turns", () => {
     });
     const parked = await t.send(await t.createThread(), "ship?");
     expect(parked.runs.at(-1)?.status).toBe("waiting");
-    expect(t.pai.engine.store.cachedThreads).toBe(0);
-    expect(t.pai.engine.store.recentThreads).toBe(0);
+    expect(internalsOf(t.pai).store.cachedThreads).toBe(0);
+    expect(internalsOf(t.pai).store.recentThreads).toBe(0);
     await t.close();
   });
 
@@ -222,8 +223,8 @@ describe("thread snapshots between turns", () => {
       model: Array.from({ length: 80 }, () => ({ text: "ok" })),
     });
     for (let index = 0; index < 70; index++) await t.send(await t.createThread(), "hi");
-    expect(t.pai.engine.store.cachedThreads).toBe(0);
-    expect(t.pai.engine.store.recentThreads).toBe(64);
+    expect(internalsOf(t.pai).store.cachedThreads).toBe(0);
+    expect(internalsOf(t.pai).store.recentThreads).toBe(64);
     await t.close();
   });
 });

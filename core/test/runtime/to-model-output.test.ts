@@ -1,8 +1,8 @@
 import { defineAgent, defineTool, type RuntimeErrorReport } from "@pai/core";
-import { createTestRuntime } from "@pai/core/testing";
 import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createTestRuntime } from "../support/test-runtime.js";
 import { scripted, toolResultFor } from "./_helpers.js";
 
 const reportOutput = { summary: "3 open incidents", rawRows: ["secret-row-1", "secret-row-2"] };

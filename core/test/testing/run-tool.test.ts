@@ -1,5 +1,6 @@
 import { defineTool } from "@pai/core";
 import { runTool } from "@pai/core/testing";
+import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 
@@ -26,7 +27,11 @@ const approve = defineTool({
 
 describe("runTool", () => {
   it("runs one tool with its context, reports the suspension and resumes it to the output", async () => {
-    const first = await runTool(approve, { input: { summary: "ship" }, context: { prefix: "OK? " } });
+    const first = await runTool(approve, {
+      input: { summary: "ship" },
+      context: { prefix: "OK? " },
+      storage: memoryStorage(),
+    });
     expect(first).toMatchObject({
       type: "waiting",
       action: { name: "tool.approval", input: { prompt: "OK? ship" } },
@@ -36,7 +41,9 @@ describe("runTool", () => {
   });
 
   it("reports invalid input and ctx.fail as errors", async () => {
-    expect(await runTool(approve, { input: { summary: 1 }, context: { prefix: "" } })).toMatchObject({
+    expect(
+      await runTool(approve, { input: { summary: 1 }, context: { prefix: "" }, storage: memoryStorage() }),
+    ).toMatchObject({
       type: "error",
     });
     const failing = defineTool({
@@ -45,7 +52,7 @@ describe("runTool", () => {
       inputSchema: z.object({}),
       execute: ({ fail }) => fail("No such report. List reports first."),
     });
-    expect(await runTool(failing, { input: {} })).toEqual({
+    expect(await runTool(failing, { input: {}, storage: memoryStorage() })).toEqual({
       type: "error",
       errorText: "No such report. List reports first.",
     });

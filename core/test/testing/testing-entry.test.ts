@@ -137,14 +137,18 @@ if (module.registerHooks) {
 `;
 
 const SCRIPT = `
-const [testingUrl, conformanceUrl, coreUrl] = process.argv.slice(-3);
+const [testingUrl, conformanceUrl, coreUrl, memoryUrl] = process.argv.slice(-4);
 const { scriptedModel, createTestRuntime, makeThreadRow, runTool } = await import(testingUrl);
 const { defineAgent } = await import(coreUrl);
+const { memoryStorage } = await import(memoryUrl);
 if (typeof scriptedModel !== "function" || typeof runTool !== "function" || typeof makeThreadRow !== "function") {
   throw new Error("missing exports");
 }
-// No storage given: createTestRuntime loads @pai/storage-memory lazily.
-const runtime = await createTestRuntime({ agent: defineAgent({ name: "a" }), model: [{ text: "hello without vitest" }] });
+const runtime = await createTestRuntime({
+  agent: defineAgent({ name: "a" }),
+  model: [{ text: "hello without vitest" }],
+  storage: memoryStorage(),
+});
 const threadId = await runtime.createThread();
 await runtime.send(threadId, "hi");
 const text = await runtime.lastText(threadId);
@@ -161,7 +165,6 @@ process.stdout.write(JSON.stringify({ text, conformance }));
 
 function runNode(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const env = { ...process.env };
-  delete env.PAI_TEST_STORAGE;
   delete env.NODE_OPTIONS;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
@@ -193,6 +196,7 @@ describe.skipIf(!built)("@pai/core/testing built entry", () => {
         pathToFileURL(distTesting).href,
         pathToFileURL(distConformance).href,
         pathToFileURL(distIndex).href,
+        pathToFileURL(distMemory).href,
       ]);
       expect(result.stderr).toBe("");
       expect(result.code).toBe(0);

@@ -1,4 +1,4 @@
-import type { ProjectedMessage } from "@pai/core";
+import type { PaiThreadMessage } from "@pai/client";
 import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from "react";
 import { Assistant, Pai, paiClient } from "./pai.ts";
 
@@ -134,7 +134,7 @@ function Conversation(): ReactNode {
   );
 }
 
-function Message({ message }: { message: ProjectedMessage }): ReactNode {
+function Message({ message }: { message: PaiThreadMessage }): ReactNode {
   return (
     <div className={`message ${message.role}`}>
       {message.parts.map((part, index) => {

@@ -1,4 +1,4 @@
-import type { ProjectedMessage, ProjectedPart } from "@pai/core";
+import type { ProjectedMessage, ProjectedPart } from "@pai/core/protocol";
 import { type FormEvent, type ReactNode, useEffect, useRef, useState } from "react";
 import { Main, Pai } from "./pai.js";
 import { GenericTool } from "./tool-renderers.js";

@@ -1,6 +1,7 @@
 import { codeModeTool } from "@pai/code-mode";
 import { defineAgent, defineTool } from "@pai/core";
-import { createTestRuntime } from "@pai/core/testing";
+import { createTestRuntime, internalsOf } from "@pai/core/testing";
+import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 
@@ -27,6 +28,7 @@ const secret = defineTool({
 function runtimeWith(code: string, limits?: { timeoutMs?: number; memoryBytes?: number }, extra = {}) {
   const program = codeModeTool({ id: "test.code", tools: { report, ...extra }, limits: limits ?? {} });
   return createTestRuntime({
+    storage: memoryStorage(),
     agent: defineAgent({ tools: { program, secret } }),
     model: [{ toolCalls: [{ toolName: "program", input: { code }, toolCallId: "p1" }] }, { text: "done" }],
   });
@@ -130,6 +132,7 @@ describe("@pai/code-mode", () => {
     });
     const program = codeModeTool({ id: "test.code", tools: { slow }, limits: { timeoutMs: 10_000 } });
     const runtime = await createTestRuntime({
+      storage: memoryStorage(),
       agent: defineAgent({ tools: { program } }),
       model: [
         {
@@ -142,7 +145,7 @@ describe("@pai/code-mode", () => {
     const threadId = await runtime.createThread();
     await runtime.pai.service.threads.send({ identity: runtime.identity, threadId, message: { text: "go" } });
     await started;
-    await runtime.pai.engine.cancelRunOf(threadId, "stop");
+    await internalsOf(runtime.pai).cancelRunOf(threadId, "stop");
     await runtime.waitForIdle(threadId);
     expect(childAborted).toBe(true);
     expect((await runtime.lastRun(threadId))?.status).toBe("cancelled");

@@ -7,6 +7,7 @@ import {
 import { defineAgent, defineTool } from "@pai/core";
 import { createTestRuntime } from "@pai/core/testing";
 import { otelPlugin } from "@pai/otel";
+import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 
@@ -75,6 +76,7 @@ describe("@pai/otel", () => {
   it("produces the span tree of a run that suspends and resumes", async () => {
     const { exporter, tracer } = tracing();
     const runtime = await createTestRuntime({
+      storage: memoryStorage(),
       agent: defineAgent({ tools: { approve } }),
       plugins: [otelPlugin({ tracer })],
       model: [
@@ -140,6 +142,7 @@ describe("@pai/otel", () => {
     for (const recordErrorText of [false, true]) {
       const { exporter, tracer } = tracing();
       const runtime = await createTestRuntime({
+        storage: memoryStorage(),
         agent: defineAgent({ tools: { broken } }),
         plugins: [otelPlugin({ tracer, recordErrorText })],
         model: [

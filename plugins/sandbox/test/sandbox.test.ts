@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { defineAgent, defineTool } from "@pai/core";
 import { createTestRuntime } from "@pai/core/testing";
 import { justBashBackend, type SandboxBackend, sandbox, sandboxBinding, sandboxPlugin } from "@pai/sandbox";
+import { memoryStorage } from "@pai/storage-memory";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 
@@ -64,6 +65,7 @@ describe("@pai/sandbox", () => {
   it("keeps files between tool calls and runs of one thread, not across threads", async () => {
     const { backend, counts } = countingBackend();
     const runtime = await createTestRuntime({
+      storage: memoryStorage(),
       agent,
       plugins: [sandboxPlugin({ backend })],
       model: [
@@ -118,6 +120,7 @@ describe("@pai/sandbox", () => {
 
   it("cannot read or write the host filesystem", async () => {
     const runtime = await createTestRuntime({
+      storage: memoryStorage(),
       agent,
       plugins: [sandboxPlugin()],
       model: [
@@ -145,6 +148,7 @@ describe("@pai/sandbox", () => {
 
   it("stops commands at the time limit and cuts output at the byte limit", async () => {
     const runtime = await createTestRuntime({
+      storage: memoryStorage(),
       agent,
       plugins: [sandboxPlugin({ limits: { timeoutMs: 300, maxOutputBytes: 100 } })],
       model: [shellCall("while true; do :; done", "loop"), shellCall("seq 1 1000", "big"), { text: "done" }],
@@ -166,6 +170,7 @@ describe("@pai/sandbox", () => {
   it("disposes a thread's sandbox after the idle timeout and starts fresh on next use", async () => {
     const { backend, counts } = countingBackend();
     const runtime = await createTestRuntime({
+      storage: memoryStorage(),
       agent,
       plugins: [sandboxPlugin({ backend, idleTimeoutMs: 50 })],
       model: [
@@ -202,6 +207,7 @@ describe("@pai/sandbox", () => {
       },
     });
     const runtime = await createTestRuntime({
+      storage: memoryStorage(),
       agent: defineAgent({ tools: { files } }),
       plugins: [sandboxPlugin()],
       model: [

@@ -1,7 +1,6 @@
 import { isDeepStrictEqual } from "node:util";
 import {
   type ActionRow,
-  analyzeRun,
   createPai,
   INTERRUPTED_TEXT,
   scopeFromIdentity,
@@ -10,6 +9,8 @@ import {
 } from "@pai/core";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// Run analysis is an engine internal (not on any entry); the test reads it from core's source.
+import { analyzeRun } from "../../../../core/src/state/transitions.js";
 import { kyselyStorage, migrateToLatest, tableNames } from "../../src/index.js";
 import { openEngine } from "../support/engines.js";
 import {

@@ -1,3 +1,4 @@
+import { internalsOf } from "@pai/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type EngineName,
@@ -39,7 +40,7 @@ describe.each(ENGINES)("stored rows beyond today's bounds on %s", (name) => {
   it("list and get still answer for the whole scope", async (context) => {
     if (!fixture) return context.skip((engine as { skip: string }).skip);
     const { pai, host } = fixture;
-    const storage = pai.engine.store.storage;
+    const storage = internalsOf(pai).store.storage;
     const threadId = `legacy-${name}`;
     const now = new Date().toISOString();
     const metadata = { deep: nested(2_000), ...JSON.parse('{"__proto__":{"polluted":true}}') };

@@ -1,0 +1,81 @@
+// The contract each SQL family's strategy fulfils. Everything that differs between Postgres,
+// PGlite, MySQL/MariaDB and SQLite sits behind it, so the storage and migrations never branch on
+// which engine they talk to.
+import type { StorageCapabilities, StorageCommit, StorageCommitResult, ThreadSnapshot } from "@pai/core";
+import type { ColumnDataType, Expression, InsertQueryBuilder, InsertResult, Kysely } from "kysely";
+import type { CommitPlan, UpsertRule } from "../commit-plan.js";
+import type { DialectFamily } from "../dialect-family.js";
+import type { CommitNotification } from "../postgres-statements.js";
+import type { RowCodec } from "../row-codec.js";
+import type { TableNames } from "../table-names.js";
+
+/** The logical column kinds of PAI's schema; each family maps them to physical types. */
+export type ColumnKind = "id" | "stamp" | "json" | "text" | "short" | "int" | "bigint";
+export type ColumnType = ColumnDataType | Expression<unknown>;
+
+/** How JSON values travel into and out of a family's JSON columns. */
+export type JsonColumns = {
+  encode(value: unknown): unknown;
+  decode(value: unknown): unknown;
+};
+
+export type Insert = InsertQueryBuilder<any, any, InsertResult>;
+
+/** What a family's statements run against: the database, its tables, and how rows are encoded. */
+export type StatementScope = {
+  db: Kysely<any>;
+  tables: TableNames;
+  codec: RowCodec;
+  /** Set only when the commit statement itself should `pg_notify` a postgresNotifier. */
+  notification: CommitNotification | null;
+};
+
+export interface SqlFamily {
+  /** The family reported as `KyselyStorage.dialect` (PGlite is a Postgres). */
+  readonly dialect: DialectFamily;
+  /** The engine in the storage's name, `kysely-<engine>`. */
+  readonly engine: "postgres" | "pglite" | "mysql" | "sqlite";
+  readonly capabilities: StorageCapabilities;
+  /** Whether a postgresNotifier on the same database can be notified by the commit statement itself. */
+  readonly notifiesInCommitStatement: boolean;
+
+  /** Physical column types; ids and stamps must compare byte-wise (see migrations). */
+  readonly columnTypes: Record<ColumnKind, ColumnType>;
+  readonly createIndexIfNotExists: boolean;
+  readonly json: JsonColumns;
+
+  /** Adds the family's "insert or update on key conflict" clause. */
+  upsert(insert: Insert, table: string, rule: UpsertRule): Insert;
+  /**
+   * Makes a key conflict insert nothing, where the family can say so in SQL; where it cannot,
+   * the insert fails with a unique violation, which callers treat the same way.
+   */
+  ignoreConflict(insert: Insert, keys: string[]): Insert;
+
+  /** Writes a planned commit guarded by the thread version, or reports the conflict. */
+  commit(scope: StatementScope, input: StorageCommit, plan: CommitPlan): Promise<StorageCommitResult>;
+  /** Reads a whole thread from one consistent snapshot. */
+  loadThread(scope: StatementScope, threadId: string): Promise<ThreadSnapshot | null>;
+
+  isUniqueViolation(error: unknown): boolean;
+  /** Deadlocks and serialization failures: the transaction was rolled back and can run again. */
+  isRetryable(error: unknown): boolean;
+  /** The PAI tables do not exist yet, i.e. migrateToLatest was not run. */
+  isMissingTable(error: unknown): boolean;
+}
+
+/** The fields drivers put error codes in: `code` (pg, PGlite, node:sqlite), `errno` (mysql2), `errcode` (node:sqlite). */
+export function errorFields(error: unknown): {
+  code?: unknown;
+  errno?: unknown;
+  errcode?: unknown;
+  message: string;
+} {
+  const value = (typeof error === "object" && error !== null ? error : {}) as Record<string, unknown>;
+  return {
+    code: value.code,
+    errno: value.errno,
+    errcode: value.errcode,
+    message: String(value.message ?? error),
+  };
+}

@@ -1,0 +1,183 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { RunRow } from "../rows.js";
+import { applyThreadEvent, type ThreadSnapshot } from "../snapshot.js";
+import { decideStep, planStep } from "./call-deciders.js";
+import type { Decision } from "./decision.js";
+import { decideResolve, type ResolveInput } from "./resolve-deciders.js";
+import { decideNextMove, decideStartRun, type StartRunInput } from "./run-deciders.js";
+
+const NOW = "2026-01-01T00:00:00.000Z";
+
+function empty(): ThreadSnapshot {
+  return {
+    thread: {
+      threadId: "t",
+      scopeKey: "s",
+      userKey: null,
+      agentId: "a",
+      title: null,
+      status: "idle",
+      version: 1,
+      activeRunId: null,
+      metadata: null,
+      createdAt: NOW,
+      updatedAt: NOW,
+    },
+    messages: [],
+    runs: [],
+    actions: [],
+    toolData: [],
+  };
+}
+
+function apply<T>(state: ThreadSnapshot, decision: Decision<T>): ThreadSnapshot {
+  if (!decision.ok) throw new Error(decision.message);
+  const next = decision.events.reduce(applyThreadEvent, state);
+  return { ...next, thread: { ...next.thread, version: state.thread.version + 1 } };
+}
+
+const start = (runId: string, patch: Partial<StartRunInput> = {}): StartRunInput => ({
+  runId,
+  message: null,
+  trigger: { type: "message", messageId: "m" },
+  clientTools: [],
+  clientData: null,
+  identity: null,
+  queueIfBusy: false,
+  cancelPending: false,
+  ...patch,
+});
+
+/** A thread whose run `r1` waits on one output action `call-1`. */
+function waitingOnOutput(): ThreadSnapshot {
+  let state = apply(empty(), decideStartRun(empty(), start("r1"), NOW));
+  const run = state.runs[0] as RunRow;
+  const planned = planStep(
+    [{ kind: "tool", toolCallId: "call-1", toolName: "pick", input: {}, dynamic: false }],
+    { thread: state.thread, run, messageId: "m1", now: NOW, route: () => "output" },
+  );
+  state = apply(state, decideStep(state, { runId: "r1", messageId: "m1", expectedStep: 0, planned }, NOW));
+  return state;
+}
+
+const submit = (key: string | null, payload: unknown = { choice: "a" }): ResolveInput => ({
+  actionId: "call-1",
+  kind: "submit",
+  resolution: {
+    type: "submit",
+    payload: payload as never,
+    outcome: { type: "output", output: payload as never },
+  },
+  idempotencyKey: key,
+  finish: { type: "none" },
+});
+
+describe("decideStartRun", () => {
+  it("starts a run on an idle thread, taking its lease in the commit and driving it after", () => {
+    const decision = decideStartRun(empty(), start("r1"), NOW);
+    expect(decision.ok && decision.effects).toEqual([
+      { type: "take-lease", runId: "r1" },
+      { type: "run-started", runId: "r1" },
+    ]);
+  });
+
+  it("refuses a busy thread, queues a trigger, and cancels a waiting run for cancelPending", () => {
+    const waiting = waitingOnOutput();
+    expect(waiting.runs[0]?.status).toBe("waiting");
+    const refused = decideStartRun(waiting, start("r2"), NOW);
+    expect(!refused.ok && refused.code).toBe("CONFLICT");
+    const queued = decideStartRun(waiting, start("r2", { queueIfBusy: true }), NOW);
+    expect(queued.ok && queued.value).toEqual({ queued: true });
+    expect(queued.ok && queued.effects).toEqual([]);
+    const replaced = decideStartRun(waiting, start("r2", { cancelPending: true }), NOW);
+    expect(replaced.ok && replaced.effects.map((effect) => effect.type)).toEqual([
+      "run-ended",
+      "take-lease",
+      "run-started",
+    ]);
+  });
+});
+
+describe("decideResolve", () => {
+  it("wakes the parked run with its lease, reports the answer and drives the run", () => {
+    const decision = decideResolve(waitingOnOutput(), submit("k1"), NOW);
+    expect(decision.ok && decision.effects.map((effect) => effect.type)).toEqual([
+      "take-lease",
+      "action-resolved",
+      "drive",
+    ]);
+  });
+
+  it("defers the outcome to after the hooks: the call stays without one, and only the winner finishes it", () => {
+    const decision = decideResolve(
+      waitingOnOutput(),
+      { ...submit(null), finish: { type: "hooks", outcome: { type: "output", output: { choice: "a" } } } },
+      NOW,
+    );
+    if (!decision.ok) throw new Error(decision.message);
+    const after = apply(waitingOnOutput(), decision);
+    const part = after.messages.at(-1)?.message.parts.at(-1) as { state: string };
+    expect(part.state).toBe("input-available");
+    expect(decision.effects.map((effect) => effect.type)).toEqual([
+      "take-lease",
+      "action-resolved",
+      "finish-answer",
+    ]);
+  });
+
+  it("on state where the action is already answered: the winner's key replays its result with no effects, anything else is CONFLICT", () => {
+    fc.assert(
+      fc.property(
+        fc.option(fc.string({ minLength: 1, maxLength: 8 }), { nil: null }),
+        fc.option(fc.string({ minLength: 1, maxLength: 8 }), { nil: null }),
+        fc.constantFrom("submit" as const, "cancel" as const, "fail" as const),
+        (winnerKey, retryKey, retryKind) => {
+          const waiting = waitingOnOutput();
+          const answered = apply(waiting, decideResolve(waiting, submit(winnerKey), NOW));
+          const retry: ResolveInput =
+            retryKind === "submit"
+              ? submit(retryKey, { choice: "b" })
+              : {
+                  ...submit(retryKey),
+                  kind: retryKind,
+                  resolution:
+                    retryKind === "cancel"
+                      ? { type: "cancel", reason: null, errorText: "Cancelled" }
+                      : { type: "fail", message: "x", errorText: "x" },
+                };
+          const decision = decideResolve(answered, retry, NOW);
+          if (winnerKey !== null && retryKey === winnerKey && retryKind === "submit") {
+            expect(decision.ok && decision.value.type).toBe("replayed");
+            expect(decision.ok && decision.events).toEqual([]);
+            expect(decision.ok && decision.effects).toEqual([]);
+            expect(decision.ok && decision.value.type === "replayed" && decision.value.version).toBe(
+              waiting.thread.version + 1,
+            );
+          } else {
+            expect(!decision.ok && decision.code).toBe("CONFLICT");
+          }
+        },
+      ),
+    );
+  });
+});
+
+describe("decideNextMove", () => {
+  it("interrupts calls no process is running, waits for its own, parks on pending actions", () => {
+    let state = apply(empty(), decideStartRun(empty(), start("r1"), NOW));
+    const run = state.runs[0] as RunRow;
+    const planned = planStep(
+      [{ kind: "tool", toolCallId: "call-x", toolName: "work", input: {}, dynamic: false }],
+      { thread: state.thread, run, messageId: "m1", now: NOW, route: () => "execute" },
+    );
+    state = apply(state, decideStep(state, { runId: "r1", messageId: "m1", expectedStep: 0, planned }, NOW));
+    const move = (inflight: string[]) =>
+      decideNextMove(state, { runId: "r1", inflight: new Set(inflight), maxSteps: 20 }).type;
+    expect(move([])).toBe("interrupt");
+    expect(move(["call-x"])).toBe("await-calls");
+    expect(decideNextMove(waitingOnOutput(), { runId: "r1", inflight: new Set(), maxSteps: 20 }).type).toBe(
+      "parked",
+    );
+  });
+});
