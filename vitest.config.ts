@@ -18,6 +18,8 @@ export default defineConfig({
       { find: /^@pai\/files-local$/, replacement: src("./adapters/files-local/src/index.ts") },
       { find: /^@pai\/files-s3$/, replacement: src("./adapters/files-s3/src/index.ts") },
       { find: /^@pai\/transport-trpc\/client$/, replacement: src("./adapters/transport-trpc/src/client.ts") },
+      { find: /^@pai\/ai-sdk\/server$/, replacement: src("./adapters/ai-sdk/src/server.ts") },
+      { find: /^@pai\/ai-sdk$/, replacement: src("./adapters/ai-sdk/src/index.ts") },
       { find: /^@pai\/transport-trpc$/, replacement: src("./adapters/transport-trpc/src/index.ts") },
       { find: /^@pai\/sandbox$/, replacement: src("./plugins/sandbox/src/index.ts") },
       { find: /^@pai\/code-mode$/, replacement: src("./plugins/code-mode/src/index.ts") },

@@ -36,6 +36,12 @@ export type SuspendPoint = {
   suspendSchema: ToolSchema;
   /** Data required from the client or external system to resume the tool. */
   resumeSchema: ToolSchema;
+  /**
+   * A yes/no approval: AI SDK chat clients show the call as `approval-requested` and answer it
+   * with `addToolApprovalResponse`, which submits `{ approved, reason? }`, so `resumeSchema` must
+   * accept that shape.
+   */
+  approval?: boolean;
 };
 
 /** Named wait points of a tool. Requires `execute`. */

@@ -38,7 +38,7 @@ export type RuntimeToolDefinition = {
     outputSchema?: ToolSchema;
     toModelOutput?: (args: { toolCallId: string; input: unknown; output: unknown }) => unknown;
     contextSchema?: unknown;
-    suspend?: Record<string, { suspendSchema: ToolSchema; resumeSchema: ToolSchema }>;
+    suspend?: Record<string, { suspendSchema: ToolSchema; resumeSchema: ToolSchema; approval?: boolean }>;
     dataSchemas?: Record<string, ToolSchema>;
   };
   capabilities: Record<string, AnyCapability>;

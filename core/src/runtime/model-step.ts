@@ -189,7 +189,7 @@ async function collectStream(
   stream: AsyncIterable<{ type: string } & Record<string, unknown>>,
   options: {
     isRegistered: (toolName: string) => boolean;
-    onDelta: (kind: "text" | "reasoning", delta: string) => void;
+    onDelta: (kind: "text" | "reasoning", delta: string, blockId: string) => void;
   },
 ): Promise<{ collected: CollectedStep; toolCalls: number; streamError: unknown }> {
   const collected: CollectedStep = [];
@@ -226,7 +226,7 @@ async function collectStream(
           collected.push(block);
         }
         block.text += part.text as string;
-        options.onDelta(kind, part.text as string);
+        options.onDelta(kind, part.text as string, part.id as string);
         break;
       }
       case "tool-call":

@@ -22,8 +22,16 @@ export type StoredThreadEvents = {
 
 /** Transient events: delivered to live watchers only, never stored. */
 export type LiveEvent =
-  | { type: "text-delta"; threadId: string; runId: string; messageId: string; delta: string }
-  | { type: "reasoning-delta"; threadId: string; runId: string; messageId: string; delta: string }
+  | {
+      type: "text-delta" | "reasoning-delta";
+      threadId: string;
+      runId: string;
+      messageId: string;
+      delta: string;
+      /** The model's id of the text or reasoning block (one stored part per block), and its step. */
+      blockId?: string;
+      step?: number;
+    }
   | {
       type: "tool-input-available";
       threadId: string;

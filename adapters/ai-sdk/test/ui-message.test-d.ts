@@ -1,0 +1,52 @@
+import { defineAgent, defineTool } from "@pai/core";
+import type { ChatTransport, InferUIMessageChunk, UIMessage } from "ai";
+import { describe, expectTypeOf, it } from "vitest";
+import { z } from "zod";
+import type { PaiChatTransport, PaiUIMessage } from "../src/index.js";
+
+const deploy = defineTool({
+  id: "types.deploy.v1",
+  description: "Deploy",
+  inputSchema: z.object({ service: z.string() }),
+  outputSchema: z.object({ deployed: z.boolean() }),
+  dataSchemas: { progress: z.object({ pct: z.number() }) },
+  execute: async () => ({ deployed: true }),
+});
+const pickColor = defineTool({
+  id: "types.pick-color.v1",
+  description: "Pick",
+  inputSchema: z.object({ prompt: z.string() }),
+  outputSchema: z.object({ color: z.string() }),
+  dataSchemas: { palette: z.object({ colors: z.array(z.string()) }) },
+});
+const agent = defineAgent({ tools: { deploy, pickColor } });
+type Message = PaiUIMessage<typeof agent>;
+type Part = Message["parts"][number];
+
+describe("PaiUIMessage", () => {
+  it("narrows tool parts by name to their schemas' types", () => {
+    const part = {} as Part;
+    if (part.type === "tool-deploy") {
+      if (part.state === "input-available") expectTypeOf(part.input).toEqualTypeOf<{ service: string }>();
+      if (part.state === "output-available") expectTypeOf(part.output).toEqualTypeOf<{ deployed: boolean }>();
+    }
+    if (part.type === "tool-pickColor" && part.state === "output-available") {
+      expectTypeOf(part.output).toEqualTypeOf<{ color: string }>();
+    }
+  });
+
+  it("types every tool's data channels and the pending-action part", () => {
+    const part = {} as Part;
+    if (part.type === "data-progress") expectTypeOf(part.data).toEqualTypeOf<{ pct: number }>();
+    if (part.type === "data-palette") expectTypeOf(part.data).toEqualTypeOf<{ colors: string[] }>();
+    if (part.type === "data-pai-action") expectTypeOf(part.data.actionId).toEqualTypeOf<string>();
+    // @ts-expect-error no such tool
+    if (part.type === "tool-nope") expectTypeOf(part).toBeNever();
+  });
+
+  it("is a UIMessage the SDK's chat accepts with PAI's transport", () => {
+    expectTypeOf<Message>().toExtend<UIMessage>();
+    expectTypeOf<PaiChatTransport<Message>>().toExtend<ChatTransport<Message>>();
+    expectTypeOf<InferUIMessageChunk<Message>>().not.toBeNever();
+  });
+});
