@@ -4,6 +4,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { PGlite } from "@electric-sql/pglite";
+import { createPaiChatHandler, toNodeListener } from "@pai/ai-sdk/server";
 import {
   type AgentManifest,
   agentManifest,
@@ -85,7 +86,8 @@ const FILE_ROUTE = /^\/files\/([A-Za-z0-9_-]+)$/;
 /**
  * Starts the playground: PGlite storage and local files under `dataDir` (migrated on start),
  * the PAI runtime with the demo agent, and one HTTP server for the tRPC API (`/api/trpc`,
- * SSE for `watch`), file downloads (`/files/:fileId`) and the built web UI.
+ * SSE for `watch`), the AI SDK chat protocol (`/api/chat`), file downloads (`/files/:fileId`)
+ * and the built web UI.
  */
 export async function startPlaygroundServer(options: PlaygroundServerOptions): Promise<PlaygroundServer> {
   const log = options.log ?? ((line: string) => console.log(line));
@@ -123,6 +125,20 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
     createContext: ({ req }) => ({ identity: identityFromRequest(req) }),
   });
 
+  // The same thread behind the AI SDK's own chat protocol, for the stock useChat page (#/chat).
+  const chat = toNodeListener(
+    createPaiChatHandler({
+      pai,
+      identity: (request) =>
+        identityFromRequest({
+          headers: {
+            "x-pai-user": request.headers.get("x-pai-user") ?? undefined,
+            cookie: request.headers.get("cookie") ?? undefined,
+          },
+        }),
+    }),
+  );
+
   const downloadFile = async (req: IncomingMessage, res: ServerResponse, fileId: string) => {
     try {
       const file = await pai.service.files.get({ identity: identityFromRequest(req), fileId });
@@ -143,6 +159,7 @@ export async function startPlaygroundServer(options: PlaygroundServerOptions): P
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     if (path.startsWith("/api/trpc/")) return trpc(req, res);
+    if (path === "/api/chat") return void chat(req, res);
     const file = FILE_ROUTE.exec(path);
     if (file && req.method === "GET") return void downloadFile(req, res, file[1]);
     return void serveStatic(req, res, options.webDir);

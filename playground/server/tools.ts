@@ -33,6 +33,8 @@ export const requestApproval = defineTool({
         approved: z.boolean().describe("Approve"),
         comment: z.string().max(200).optional().describe("Comment"),
       }),
+      // AI SDK chats answer it with addToolApprovalResponse ({ approved, reason }).
+      approval: true,
     },
   },
   execute: (ctx) => {

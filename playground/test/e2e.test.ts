@@ -351,4 +351,70 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
       .toContain("adminStats is disabled for you");
     expect(await page.getByTestId("tool-adminStats").count()).toBe(0);
   });
+
+  it("runs the same agent behind the stock useChat: stream, progress from data parts, reload mid-stream, approval across a reload and a server restart, a client tool", {
+    timeout: 240_000,
+  }, async () => {
+    const valid = () => page.getByTestId("chat-valid").textContent();
+    const chatSend = async (text: string) => {
+      const before = await page.getByTestId("chat-user").count();
+      await page.getByTestId("chat-composer").fill(text);
+      await page.getByTestId("chat-send").click();
+      await expect.poll(() => page.getByTestId("chat-user").count(), { timeout: STEP_MS }).toBe(before + 1);
+    };
+    await page.goto(`${server.url}/#/chat`);
+    await page.getByTestId("usechat").waitFor();
+    await expect.poll(() => page.url(), { timeout: STEP_MS }).toMatch(/#\/chat\/.+/);
+
+    // A long tool: its durable progress arrives as data-progress parts; a reload mid-stream resumes it.
+    await chatSend("deploy billing");
+    await page.getByTestId("chat-progress").first().waitFor();
+    await screenshot("usechat-progress");
+    await page.reload();
+    await page.getByTestId("usechat").waitFor();
+    await expect
+      .poll(() => page.getByTestId("chat-progress").last().getAttribute("data-pct"), { timeout: STEP_MS })
+      .toBe("1");
+    await expect
+      .poll(() => page.getByTestId("chat-tool-deployService").last().getAttribute("data-state"), {
+        timeout: STEP_MS,
+      })
+      .toBe("output-available");
+    expect(await valid()).toBe("valid");
+
+    // An approval point in the SDK's approval-requested state, still there after a reload and a restart.
+    await chatSend("approve the launch");
+    await page.getByTestId("chat-approval").waitFor();
+    await screenshot("usechat-approval");
+    await page.reload();
+    await page.getByTestId("chat-approval").waitFor();
+    await server.stop();
+    await server.start();
+    await page.reload();
+    await page.getByTestId("chat-approval").getByRole("button", { name: "Approve" }).click();
+    await expect
+      .poll(() => page.getByTestId("chat-approval-result").last().textContent(), { timeout: STEP_MS })
+      .toBe("Approved");
+    await expect
+      .poll(() => page.getByTestId("chat-status").textContent(), { timeout: STEP_MS })
+      .toBe("ready");
+    expect(await page.getByTestId("chat-error").count()).toBe(0);
+
+    // A client tool answered with the SDK's addToolOutput.
+    await chatSend("what did I select?");
+    await page.getByTestId("chat-client-tool").getByRole("button", { name: "Send selection" }).click();
+    await expect
+      .poll(() => page.getByTestId("chat-tool-getSelectedText").last().getAttribute("data-state"), {
+        timeout: STEP_MS,
+      })
+      .toBe("output-available");
+    await expect
+      .poll(() => page.getByTestId("chat-status").textContent(), { timeout: STEP_MS })
+      .toBe("ready");
+    expect(await valid()).toBe("valid");
+    await screenshot("usechat-done");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await screenshot("usechat-phone");
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
 });

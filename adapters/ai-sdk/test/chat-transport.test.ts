@@ -245,12 +245,19 @@ describe.each(engines)("a stock AI SDK Chat on a PAI thread ($name)", ({ name, o
   it("shows an approval point in the SDK's approval-requested state and resumes on addToolApprovalResponse, with tool data as data parts", async (context) => {
     const env = await setup();
     if (!env) return context.skip();
-    const { chat } = chatOn(env.server, env.threadId);
+    const first = chatOn(env.server, env.threadId);
+    let chat = first.chat;
     await chat.sendMessage({ text: "please deploy" });
     await settled(chat);
     const part = chat.lastMessage!.parts.find((candidate) => candidate.type === "tool-deploy");
     expect(part).toMatchObject({ state: "approval-requested", input: { service: "api" } });
     const approvalId = (part as { approval: { id: string } }).approval.id;
+    // A reload while the approval waits: the page loads the thread's messages as the chat held them.
+    const loaded = await first.transport.loadMessages(env.threadId);
+    expect(stripForCompare(loaded)).toEqual(stripForCompare(chat.messages));
+    await validateUIMessages({ messages: loaded });
+    const { chat: reloaded } = chatOn(env.server, env.threadId, loaded);
+    chat = reloaded;
     await chat.addToolApprovalResponse({ id: approvalId, approved: true });
     // The SDK sends the approval on its own (sendAutomaticallyWhen), then streams the rest.
     await vi.waitFor(

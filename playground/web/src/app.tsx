@@ -1,14 +1,21 @@
 import { type FormEvent, type ReactNode, useCallback, useEffect, useState } from "react";
+import { ChatPage, NewChat } from "./chat-page.js";
 import { queueFirstMessage, ThreadView } from "./conversation.js";
 import { OperatorView, usePolled } from "./operator-view.js";
 import { paiClient, trpc } from "./pai.js";
 import { ToolRenderers } from "./tool-renderers.js";
 
-type Route = { view: "new" } | { view: "thread"; threadId: string } | { view: "operator" };
+type Route =
+  | { view: "new" }
+  | { view: "thread"; threadId: string }
+  | { view: "operator" }
+  | { view: "chat"; threadId: string | null };
 
 function parseRoute(hash: string): Route {
   const thread = /^#\/t\/(.+)$/.exec(hash);
   if (thread) return { view: "thread", threadId: decodeURIComponent(thread[1]) };
+  const chat = /^#\/chat(?:\/(.+))?$/.exec(hash);
+  if (chat) return { view: "chat", threadId: chat[1] ? decodeURIComponent(chat[1]) : null };
   if (hash === "#/operator") return { view: "operator" };
   return { view: "new" };
 }
@@ -138,6 +145,13 @@ function Sidebar({ route }: { route: Route }): ReactNode {
       >
         Operator inbox
       </a>
+      <a
+        className={`nav-item ${route.view === "chat" ? "active" : ""}`}
+        href="#/chat"
+        data-testid="nav-usechat"
+      >
+        useChat (AI SDK)
+      </a>
       <h3>Threads</h3>
       {error ? <p className="banner small">Server unreachable, retrying...</p> : null}
       <ul className="thread-list" data-testid="thread-list">
@@ -192,6 +206,10 @@ export function App(): ReactNode {
         {route.view === "thread" ? <ThreadView key={route.threadId} threadId={route.threadId} /> : null}
         {route.view === "operator" ? <OperatorView /> : null}
         {route.view === "new" ? <NewConversation /> : null}
+        {route.view === "chat" && route.threadId ? (
+          <ChatPage key={route.threadId} threadId={route.threadId} />
+        ) : null}
+        {route.view === "chat" && !route.threadId ? <NewChat /> : null}
       </main>
     </div>
   );

@@ -94,6 +94,19 @@ export function Conversation(): ReactNode {
     void send(first);
   });
 
+  // "Reconnecting" only after a connection was open: the first connect of a new thread is not a loss.
+  const [wasOpen, setWasOpen] = useState(false);
+  useEffect(() => {
+    if (state.connection === "open") setWasOpen(true);
+  }, [state.connection]);
+
+  // A request error describes the state it was made on; once the thread moves on, it is stale.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: clear on every new version only.
+  useEffect(() => {
+    setError(null);
+    setBlockedByPending(false);
+  }, [state.version]);
+
   const lastVersion = state.version;
   const liveLength = state.live.reduce((total, entry) => total + entry.text.length, 0);
   // biome-ignore lint/correctness/useExhaustiveDependencies: scroll when new content arrives.
@@ -111,7 +124,7 @@ export function Conversation(): ReactNode {
 
   return (
     <div className="conversation">
-      {state.connection !== "open" && state.status !== "idle" ? (
+      {state.status === "error" || (wasOpen && state.connection !== "open" && state.status !== "idle") ? (
         <div className="banner" data-testid="thread-connection">
           {state.status === "error"
             ? `Cannot load this thread: ${state.error?.message}`
@@ -145,7 +158,11 @@ export function Conversation(): ReactNode {
         <div ref={bottom} />
       </div>
       <div className="run-status" data-testid="run-status" data-status={runStatus ?? "none"}>
-        {runStatus ? RUN_LABEL[runStatus] : null}
+        {runStatus === "failed" && state.run?.error
+          ? `The run failed: ${state.run.error}`
+          : runStatus
+            ? RUN_LABEL[runStatus]
+            : null}
       </div>
       <form className="composer" onSubmit={submit}>
         <textarea

@@ -82,6 +82,13 @@ export class PaiChatTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     return chunks(response);
   }
 
+  /** The thread's messages as a chat holds them, for `useChat({ messages })` on page load. */
+  async loadMessages(chatId: string, options: { abortSignal?: AbortSignal } = {}): Promise<UI_MESSAGE[]> {
+    const response = await this.#fetch("GET", chatId, undefined, options, "&messages");
+    const body = (await response.json()) as { messages: UI_MESSAGE[] };
+    return body.messages;
+  }
+
   /** Answers a pending action (a suspend point that is not an approval); then call `chat.resumeStream()`. */
   submit(
     chatId: string,
@@ -125,6 +132,7 @@ export class PaiChatTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     chatId: string,
     body: object | undefined,
     options: { abortSignal?: AbortSignal | undefined; headers?: Record<string, string> | Headers },
+    query = "",
   ): Promise<Response> {
     const fetchImpl = this.options.fetch ?? globalThis.fetch;
     const headers = new Headers(
@@ -134,7 +142,7 @@ export class PaiChatTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     if (body) headers.set("content-type", "application/json");
     const url =
       method === "GET"
-        ? `${this.options.api}${this.options.api.includes("?") ? "&" : "?"}threadId=${encodeURIComponent(chatId)}`
+        ? `${this.options.api}${this.options.api.includes("?") ? "&" : "?"}threadId=${encodeURIComponent(chatId)}${query}`
         : this.options.api;
     const response = await fetchImpl(url, {
       method,

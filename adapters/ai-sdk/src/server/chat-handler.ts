@@ -1,6 +1,7 @@
 import { type ActionRow, PaiError, type PaiErrorCode, type PaiService, type ThreadSnapshot } from "@pai/core";
-import { createUIMessageStreamResponse, type UIMessageChunk } from "ai";
+import { createUIMessageStreamResponse, type UIMessage, type UIMessageChunk } from "ai";
 import { type ChatAnswer, type ChatRequestBody, chatRequestSchema } from "../wire.js";
+import { chatMessages } from "./chat-messages.js";
 import { streamRun } from "./stream-run.js";
 
 /**
@@ -48,7 +49,10 @@ export function createPaiChatHandler<TIdentity>(
     }
     try {
       if (request.method === "GET") {
-        const threadId = new URL(request.url).searchParams.get("threadId");
+        const params = new URL(request.url).searchParams;
+        const threadId = params.get("threadId");
+        if (params.has("messages"))
+          return Response.json({ messages: await chat.messages({ identity, threadId: threadId ?? "" }) });
         const stream = await chat.resume({ identity, threadId: threadId ?? "", signal: request.signal });
         return stream ? streamResponse(stream) : new Response(null, { status: 204 });
       }
@@ -242,7 +246,16 @@ export function createChatStreams<TIdentity>(pai: ChatPai<TIdentity>) {
     });
   }
 
-  return { post, resume };
+  /** The thread's messages as the chat holds them (see `chatMessages`). */
+  async function messages(input: { identity: TIdentity; threadId: string }): Promise<UIMessage[]> {
+    if (input.threadId.length === 0 || input.threadId.length > 512) {
+      throw new PaiError("INVALID_INPUT", "threadId is required (at most 512 characters).");
+    }
+    const base = await service.threads.get({ identity: input.identity, threadId: input.threadId });
+    return chatMessages(base, (action) => isApproval(base, action));
+  }
+
+  return { post, resume, messages };
 }
 
 function streamResponse(stream: AsyncGenerator<UIMessageChunk>): Response {
