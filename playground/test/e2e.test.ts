@@ -400,6 +400,26 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
       .toBe("ready");
     expect(await page.getByTestId("chat-error").count()).toBe(0);
 
+    // Suspend points that are not approvals: data-pai-action parts, answered through the transport.
+    await chatSend("write a report about churn");
+    const answer = async (name: string, payload: unknown) => {
+      const form = page.getByTestId(`chat-action-draftReport.${name}`);
+      await form.waitFor();
+      await form.locator("textarea").fill(JSON.stringify(payload));
+      await form.getByRole("button", { name: "Submit" }).click();
+      await expect.poll(() => form.count(), { timeout: STEP_MS }).toBe(0);
+    };
+    await answer("collectDetails", { audience: "Board", sections: 3, tone: "formal" });
+    await answer("approveDraft", { approved: true });
+    await screenshot("usechat-report-form");
+    await answer("attachReferenceFile", { title: "Spec", url: "https://example.com/spec.pdf" });
+    await expect
+      .poll(() => page.getByTestId("chat-tool-draftReport").last().getAttribute("data-state"), {
+        timeout: STEP_MS,
+      })
+      .toBe("output-available");
+    expect(await valid()).toBe("valid");
+
     // A client tool answered with the SDK's addToolOutput.
     await chatSend("what did I select?");
     await page.getByTestId("chat-client-tool").getByRole("button", { name: "Send selection" }).click();

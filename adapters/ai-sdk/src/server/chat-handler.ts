@@ -92,7 +92,11 @@ export function createChatStreams<TIdentity>(pai: ChatPai<TIdentity>) {
       throw new PaiError("INVALID_INPUT", "threadId is required (at most 512 characters).");
     }
     const base = await service.threads.get({ identity: input.identity, threadId: input.threadId });
-    const run = base.runs.find((candidate) => candidate.status === "running");
+    // A waiting run is replayed too: a client that answered through `submit` and resumes may find
+    // the run already parked at its next wait point, and must still see it.
+    const run = base.runs.find(
+      (candidate) => candidate.status === "running" || candidate.status === "waiting",
+    );
     if (!run) return null;
     return chunksOf(input.identity, base, run.runId, false, input.signal);
   }
