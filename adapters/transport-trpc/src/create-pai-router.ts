@@ -131,6 +131,32 @@ export type CreatePaiRouterOptions<
    * own to the runtime's `onRuntimeError`), with the correlation id the client was given.
    */
   onInternalError?: (error: unknown, info: { path: string; correlationId: string }) => void;
+  /**
+   * The AI SDK chat protocol over tRPC (`chat.send`, `chat.resume`, `chat.messages`), for hosts that
+   * expose nothing but tRPC: pass `createChatStreams(pai)` from `@pai/ai-sdk/server`, and use
+   * `trpcChatConnection` from `@pai/ai-sdk` on the client. Without it those procedures answer
+   * METHOD_NOT_SUPPORTED.
+   */
+  chat?: PaiChatStreams<NoInfer<TIdentity>>;
+};
+
+/**
+ * What `createChatStreams(pai)` of `@pai/ai-sdk/server` returns, described structurally so this
+ * package does not depend on it. Chunks are the AI SDK's UI message chunks.
+ */
+export type PaiChatStreams<TIdentity> = {
+  parse(raw: unknown): unknown;
+  post(input: {
+    identity: TIdentity;
+    body: never;
+    signal?: AbortSignal;
+  }): Promise<{ type: "stream"; stream: AsyncIterable<unknown> } | { type: "answered"; answered: boolean }>;
+  resume(input: {
+    identity: TIdentity;
+    threadId: string;
+    signal?: AbortSignal;
+  }): Promise<AsyncIterable<unknown> | null>;
+  messages(input: { identity: TIdentity; threadId: string }): Promise<unknown[]>;
 };
 
 /** Upload policy of the `files` procedures. */
@@ -188,7 +214,66 @@ export function createPaiRouter<
     }
   };
 
+  const chatStreams = () => {
+    if (!options.chat) {
+      throw new TRPCError({
+        code: "METHOD_NOT_SUPPORTED",
+        message: "This server does not serve the AI SDK chat protocol: pass createPaiRouter({ chat }).",
+      });
+    }
+    return options.chat;
+  };
+  /** Streams chunks, tracked so a link-level reconnect is recognized (and never sends twice). */
+  async function* chatChunks(path: string, chunks: AsyncIterable<unknown>, signal: AbortSignal | undefined) {
+    let seq = 0;
+    try {
+      for await (const chunk of chunks) yield tracked(String(++seq), chunk);
+    } catch (error) {
+      if (signal?.aborted) return;
+      throw toTrpcError(error, (cause, correlationId) =>
+        options.onInternalError?.(cause, { path, correlationId }),
+      );
+    }
+  }
+
   return {
+    chat: {
+      /**
+       * Sends a message or answers waiting calls (the body `PaiChatTransport` builds) and streams the
+       * run as UI message chunks. A reconnect of the link (it carries `lastEventId`) ends the stream
+       * instead of sending again; `chat.resume` replays the run.
+       */
+      send: procedure.input(schemas.chat.send).subscription(async function* ({ ctx, input, signal }) {
+        const { lastEventId, ...raw } = input as Record<string, unknown>;
+        if (lastEventId !== undefined) return;
+        const result = await call("chat.send", ctx, (identity) =>
+          chatStreams().post({
+            identity,
+            body: chatStreams().parse(raw) as never,
+            ...(signal ? { signal } : {}),
+          }),
+        );
+        if (result.type === "answered") return;
+        yield* chatChunks("chat.send", result.stream, signal);
+      }),
+      /** Replays the thread's active run from its beginning (nothing when the thread is idle). */
+      resume: procedure.input(schemas.chat.resume).subscription(async function* ({ ctx, input, signal }) {
+        if (input.lastEventId !== undefined) return;
+        const stream = await call("chat.resume", ctx, (identity) =>
+          chatStreams().resume({ identity, threadId: input.threadId, ...(signal ? { signal } : {}) }),
+        );
+        if (stream) yield* chatChunks("chat.resume", stream, signal);
+      }),
+      /** The thread's messages as a chat holds them. */
+      messages: procedure
+        .input(schemas.chat.messages)
+        .query(({ ctx, input }) =>
+          call("chat.messages", ctx, (identity) =>
+            chatStreams().messages({ identity, threadId: input.threadId }),
+          ),
+        ),
+    },
+
     manifest: procedure
       .input(schemas.manifest)
       .query(({ ctx, input }) =>

@@ -4,6 +4,7 @@ export type {
   ClientWatchEvent,
   CreatePaiRouterOptions,
   PaiBaseProcedure,
+  PaiChatStreams,
   PaiRouterFilesOptions,
   PaiRouterRecord,
   PaiSubmitAnswer,

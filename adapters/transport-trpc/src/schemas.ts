@@ -102,7 +102,15 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
   ]);
   const maxBase64 = Math.ceil(limits.maxUploadBytes / 3) * 4;
 
+  // Set by tRPC's subscription link when it reconnects: the last tracked id the client received.
+  const lastEventId = z.string().max(32).optional();
   return {
+    chat: {
+      // The chat body itself is validated by the chat streams (`parseChatRequest`), bounded here.
+      send: z.record(z.string(), json).superRefine(bounded),
+      resume: z.strictObject({ threadId: id, lastEventId }),
+      messages: z.strictObject({ threadId: id }),
+    },
     manifest: z.strictObject({ agentId: id.optional() }).optional(),
     threads: {
       create: z

@@ -7,7 +7,7 @@ import {
   type UIMessageChunk,
   uiMessageChunkSchema,
 } from "ai";
-import type { ChatAnswer } from "../wire.js";
+import type { ChatAnswer, ChatRequestBody } from "../wire.js";
 
 /**
  * A `ChatTransport` for the AI SDK's `Chat` / `useChat` that talks to `createPaiChatHandler`. The
@@ -18,13 +18,33 @@ import type { ChatAnswer } from "../wire.js";
  * a reload or a restarted server loses nothing.
  */
 export type PaiChatTransportOptions = {
-  /** URL of the handler, e.g. `/api/chat`. */
-  api: string;
-  headers?: Record<string, string> | Headers | (() => Record<string, string> | Headers);
-  credentials?: RequestCredentials;
   /** Frontend-defined client tools sent with every request. */
   clientTools?: ClientToolSnapshot[];
-  fetch?: typeof globalThis.fetch;
+} & (
+  | {
+      /** URL of `createPaiChatHandler`, e.g. `/api/chat`. */
+      api: string;
+      headers?: Record<string, string> | Headers | (() => Record<string, string> | Headers);
+      credentials?: RequestCredentials;
+      fetch?: typeof globalThis.fetch;
+    }
+  | {
+      /** Another way to reach the chat protocol, e.g. `trpcChatConnection(client.pai.chat)`. */
+      connection: PaiChatConnection;
+    }
+);
+
+/** How the transport reaches the server: HTTP (`api`) or tRPC (`trpcChatConnection`). */
+export type PaiChatConnection = {
+  send(body: ChatRequestBody, options: ConnectionOptions): Promise<ReadableStream<UIMessageChunk>>;
+  answer(body: ChatRequestBody, options: ConnectionOptions): Promise<void>;
+  resume(threadId: string, options: ConnectionOptions): Promise<ReadableStream<UIMessageChunk> | null>;
+  messages(threadId: string, options: ConnectionOptions): Promise<UIMessage[]>;
+};
+
+export type ConnectionOptions = {
+  abortSignal?: AbortSignal | undefined;
+  headers?: Record<string, string> | Headers;
 };
 
 export class PaiChatError extends Error {
@@ -39,10 +59,13 @@ export class PaiChatError extends Error {
 }
 
 export class PaiChatTransport<UI_MESSAGE extends UIMessage = UIMessage> implements ChatTransport<UI_MESSAGE> {
-  /** A reconnect streams the running run from its beginning. */
+  /** A reconnect streams the active run from its beginning. */
   readonly resumeStreamIsReplay = true;
+  readonly #connection: PaiChatConnection;
 
-  constructor(readonly options: PaiChatTransportOptions) {}
+  constructor(readonly options: PaiChatTransportOptions) {
+    this.#connection = "connection" in options ? options.connection : httpChatConnection(options);
+  }
 
   async sendMessages(
     options: {
@@ -65,28 +88,18 @@ export class PaiChatTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       last?.role === "user"
         ? { threadId: options.chatId, message: { id: last.id, parts: userParts(last) } }
         : { threadId: options.chatId, answers: last ? answersOf(last) : [] };
-    const response = await this.#fetch(
-      "POST",
-      options.chatId,
-      { ...request, ...this.#extras(options.body) },
-      options,
-    );
-    return chunks(response);
+    return this.#connection.send({ ...request, ...this.#extras(options.body) } as ChatRequestBody, options);
   }
 
-  async reconnectToStream(
+  reconnectToStream(
     options: { chatId: string; abortSignal?: AbortSignal } & ChatRequestOptions,
   ): Promise<ReadableStream<UIMessageChunk> | null> {
-    const response = await this.#fetch("GET", options.chatId, undefined, options);
-    if (response.status === 204) return null;
-    return chunks(response);
+    return this.#connection.resume(options.chatId, options);
   }
 
   /** The thread's messages as a chat holds them, for `useChat({ messages })` on page load. */
-  async loadMessages(chatId: string, options: { abortSignal?: AbortSignal } = {}): Promise<UI_MESSAGE[]> {
-    const response = await this.#fetch("GET", chatId, undefined, options, "&messages");
-    const body = (await response.json()) as { messages: UI_MESSAGE[] };
-    return body.messages;
+  loadMessages(chatId: string, options: { abortSignal?: AbortSignal } = {}): Promise<UI_MESSAGE[]> {
+    return this.#connection.messages(chatId, options) as Promise<UI_MESSAGE[]>;
   }
 
   /** Answers a pending action (a suspend point that is not an approval); then call `chat.resumeStream()`. */
@@ -108,14 +121,8 @@ export class PaiChatTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     return this.#answer(chatId, { type: "action", kind: "fail", ...input });
   }
 
-  async #answer(chatId: string, answer: ChatAnswer): Promise<void> {
-    const response = await this.#fetch(
-      "POST",
-      chatId,
-      { threadId: chatId, answers: [answer], stream: false },
-      {},
-    );
-    await response.body?.cancel();
+  #answer(chatId: string, answer: ChatAnswer): Promise<void> {
+    return this.#connection.answer({ threadId: chatId, answers: [answer], stream: false }, {});
   }
 
   #extras(body: object | undefined) {
@@ -126,30 +133,28 @@ export class PaiChatTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       ...(extra.clientData !== undefined ? { clientData: extra.clientData } : {}),
     };
   }
+}
 
-  async #fetch(
+/** The chat protocol over HTTP, against `createPaiChatHandler`. */
+function httpChatConnection(options: Extract<PaiChatTransportOptions, { api: string }>): PaiChatConnection {
+  const request = async (
     method: "GET" | "POST",
-    chatId: string,
+    query: string,
     body: object | undefined,
-    options: { abortSignal?: AbortSignal | undefined; headers?: Record<string, string> | Headers },
-    query = "",
-  ): Promise<Response> {
-    const fetchImpl = this.options.fetch ?? globalThis.fetch;
-    const headers = new Headers(
-      typeof this.options.headers === "function" ? this.options.headers() : this.options.headers,
-    );
-    for (const [name, value] of new Headers(options.headers)) headers.set(name, value);
+    call: ConnectionOptions,
+  ): Promise<Response> => {
+    const fetchImpl = options.fetch ?? globalThis.fetch;
+    const headers = new Headers(typeof options.headers === "function" ? options.headers() : options.headers);
+    for (const [name, value] of new Headers(call.headers)) headers.set(name, value);
     if (body) headers.set("content-type", "application/json");
     const url =
-      method === "GET"
-        ? `${this.options.api}${this.options.api.includes("?") ? "&" : "?"}threadId=${encodeURIComponent(chatId)}${query}`
-        : this.options.api;
+      method === "GET" ? `${options.api}${options.api.includes("?") ? "&" : "?"}${query}` : options.api;
     const response = await fetchImpl(url, {
       method,
       headers,
       ...(body ? { body: JSON.stringify(body) } : {}),
-      ...(this.options.credentials ? { credentials: this.options.credentials } : {}),
-      ...(options.abortSignal ? { signal: options.abortSignal } : {}),
+      ...(options.credentials ? { credentials: options.credentials } : {}),
+      ...(call.abortSignal ? { signal: call.abortSignal } : {}),
     });
     if (!response.ok) {
       const payload = (await response.json().catch(() => null)) as {
@@ -162,7 +167,23 @@ export class PaiChatTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
       );
     }
     return response;
-  }
+  };
+  const thread = (threadId: string) => `threadId=${encodeURIComponent(threadId)}`;
+  return {
+    send: async (body, call) => chunks(await request("POST", "", body, call)),
+    answer: async (body, call) => {
+      const response = await request("POST", "", body, call);
+      await response.body?.cancel();
+    },
+    resume: async (threadId, call) => {
+      const response = await request("GET", thread(threadId), undefined, call);
+      return response.status === 204 ? null : chunks(response);
+    },
+    messages: async (threadId, call) => {
+      const response = await request("GET", `${thread(threadId)}&messages`, undefined, call);
+      return ((await response.json()) as { messages: UIMessage[] }).messages;
+    },
+  };
 }
 
 function chunks(response: Response): ReadableStream<UIMessageChunk> {

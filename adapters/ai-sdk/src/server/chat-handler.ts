@@ -259,7 +259,7 @@ export function createChatStreams<TIdentity>(pai: ChatPai<TIdentity>) {
     return chatMessages(base, (action) => isApproval(base, action));
   }
 
-  return { post, resume, messages };
+  return { parse: parseChatRequest, post, resume, messages };
 }
 
 function streamResponse(stream: AsyncGenerator<UIMessageChunk>): Response {
