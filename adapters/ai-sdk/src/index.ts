@@ -7,5 +7,13 @@ export type {
 export { PaiChatError, PaiChatTransport } from "./client/pai-chat-transport.js";
 export type { TrpcChatProcedures } from "./client/trpc-connection.js";
 export { trpcChatConnection } from "./client/trpc-connection.js";
-export type { PaiActionData, PaiUIDataTypes, PaiUIMessage, PaiUITools } from "./ui-message.js";
+export type {
+  PaiActionData,
+  PaiActionDataOf,
+  PaiActionName,
+  PaiActionResume,
+  PaiUIDataTypes,
+  PaiUIMessage,
+  PaiUITools,
+} from "./ui-message.js";
 export type { ChatAnswer, ChatRequestBody } from "./wire.js";

@@ -1,4 +1,4 @@
-import type { ToolData, ToolInput, ToolName, ToolOutput } from "@pai/core";
+import type { ToolData, ToolInput, ToolName, ToolOutput, ToolSuspend } from "@pai/core";
 import type { UIMessage } from "ai";
 import type { PaiActionData } from "./server/run-chunks.js";
 
@@ -26,10 +26,43 @@ type UnionToIntersection<U> = (U extends unknown ? (value: U) => void : never) e
 /** Every data channel of every tool of the agent, by channel name. */
 export type PaiUIDataTypes<TAgent> = Simplify<
   UnionToIntersection<{ [K in ToolName<TAgent>]: ToolData<TAgent, K> }[ToolName<TAgent>]> & {
-    "pai-action": PaiActionData;
+    "pai-action": [PaiActionDataOf<TAgent>] extends [never] ? PaiActionData : PaiActionDataOf<TAgent>;
   }
 >;
 
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
 
 export type { PaiActionData };
+
+/**
+ * A pending suspension of the agent, discriminated by `name` (`tool.point`): its input typed by the
+ * point's `suspendSchema`, and (type-only) the resume value its `resumeSchema` expects, which
+ * `PaiChatTransport.submit` reads.
+ */
+export type PaiActionDataOf<TAgent> = {
+  [K in ToolName<TAgent>]: {
+    [P in keyof ToolSuspend<TAgent, K> & string]: Omit<PaiActionData, "name" | "input"> & {
+      name: `${K}.${P}`;
+      input: ToolSuspend<TAgent, K>[P]["input"];
+      readonly "~resume"?: ToolSuspend<TAgent, K>[P]["resume"];
+    };
+  }[keyof ToolSuspend<TAgent, K> & string];
+}[ToolName<TAgent>];
+
+type ActionOf<M> =
+  Extract<M extends { parts: Array<infer P> } ? P : never, { type: "data-pai-action" }> extends {
+    data: infer D;
+  }
+    ? D
+    : PaiActionData;
+
+/** Names of the suspend points a chat's messages can hold (`string` for an untyped chat). */
+export type PaiActionName<M> = ActionOf<M> extends { name: infer N } ? N : string;
+
+/** What answering the suspend point `N` takes. */
+export type PaiActionResume<M, N> =
+  Extract<ActionOf<M>, { name: N }> extends { readonly "~resume"?: infer R }
+    ? unknown extends R
+      ? unknown
+      : R
+    : unknown;

@@ -23,6 +23,8 @@ export const chatAnswerSchema = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("action"),
     actionId: z.string().min(1).max(512),
+    /** `tool.point`: when given, the action must have this name. */
+    name: z.string().min(1).max(512).optional(),
     kind: z.enum(["submit", "cancel", "fail"]),
     payload: json.optional(),
     reason: z.string().max(10_000).optional(),

@@ -2,7 +2,7 @@ import { defineAgent, defineTool } from "@pai/core";
 import type { ChatTransport, InferUIMessageChunk, UIMessage } from "ai";
 import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import type { PaiChatTransport, PaiUIMessage } from "../src/index.js";
+import { PaiChatTransport, type PaiUIMessage } from "../src/index.js";
 
 const deploy = defineTool({
   id: "types.deploy.v1",
@@ -19,7 +19,21 @@ const pickColor = defineTool({
   outputSchema: z.object({ color: z.string() }),
   dataSchemas: { palette: z.object({ colors: z.array(z.string()) }) },
 });
-const agent = defineAgent({ tools: { deploy, pickColor } });
+const review = defineTool({
+  id: "types.review.v1",
+  description: "Review",
+  inputSchema: z.object({ doc: z.string() }),
+  outputSchema: z.object({ ok: z.boolean() }),
+  suspend: {
+    details: {
+      suspendSchema: z.object({ prompt: z.string() }),
+      resumeSchema: z.object({ audience: z.string(), sections: z.number() }),
+    },
+  },
+  execute: async (ctx) =>
+    ctx.entry.type === "initial" ? ctx.suspend("details", { prompt: "?" }) : { ok: true },
+});
+const agent = defineAgent({ tools: { deploy, pickColor, review } });
 type Message = PaiUIMessage<typeof agent>;
 type Part = Message["parts"][number];
 
@@ -48,5 +62,23 @@ describe("PaiUIMessage", () => {
     expectTypeOf<Message>().toExtend<UIMessage>();
     expectTypeOf<PaiChatTransport<Message>>().toExtend<ChatTransport<Message>>();
     expectTypeOf<InferUIMessageChunk<Message>>().not.toBeNever();
+  });
+
+  it("types a pending suspension by name, and the payload the transport submits for it", () => {
+    const part = {} as Part;
+    if (part.type === "data-pai-action" && part.data.name === "review.details") {
+      expectTypeOf(part.data.input).toEqualTypeOf<{ prompt: string }>();
+    }
+    const transport = new PaiChatTransport<Message>({ api: "/api/chat" });
+    void transport.submit("thread", {
+      actionId: "a1",
+      name: "review.details",
+      payload: { audience: "Board", sections: 3 },
+    });
+    const missingSections = { audience: "Board" };
+    // @ts-expect-error the payload of review.details needs sections
+    void transport.submit("thread", { actionId: "a1", name: "review.details", payload: missingSections });
+    // @ts-expect-error no suspend point of that name
+    void transport.submit("thread", { actionId: "a1", name: "review.nope", payload: {} });
   });
 });

@@ -66,8 +66,9 @@ function ChatThread({ threadId, initial }: { threadId: string; initial: Message[
   const [valid, setValid] = useState("checking");
   useEffect(() => {
     // Every message list the page holds must be one the AI SDK itself accepts.
+    // Sticky: one invalid list stays reported even if a later one is valid again.
     validateUIMessages({ messages: chat.messages }).then(
-      () => setValid("valid"),
+      () => setValid((previous) => (previous.startsWith("invalid") ? previous : "valid")),
       (caught: Error) => setValid(`invalid: ${caught.message}`),
     );
   }, [chat.messages]);
@@ -223,7 +224,11 @@ function ActionForm({
   const answer = async () => {
     setError(null);
     try {
-      await transport.submit(threadId, { actionId: data.actionId, payload: JSON.parse(payload) });
+      await transport.submit(threadId, {
+        actionId: data.actionId,
+        name: data.name,
+        payload: JSON.parse(payload),
+      });
       await chat.resumeStream();
     } catch (caught) {
       setError((caught as Error).message);

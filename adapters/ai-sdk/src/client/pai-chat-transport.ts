@@ -7,6 +7,7 @@ import {
   type UIMessageChunk,
   uiMessageChunkSchema,
 } from "ai";
+import type { PaiActionName, PaiActionResume } from "../ui-message.js";
 import type { ChatAnswer, ChatRequestBody } from "../wire.js";
 
 /**
@@ -102,12 +103,16 @@ export class PaiChatTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     return this.#connection.messages(chatId, options) as Promise<UI_MESSAGE[]>;
   }
 
-  /** Answers a pending action (a suspend point that is not an approval); then call `chat.resumeStream()`. */
-  submit(
+  /**
+   * Answers a pending action (a suspend point that is not an approval), its payload typed by the
+   * action's `name` (from its `data-pai-action` part); then call `chat.resumeStream()`. The server
+   * refuses a `name` that is not the action's.
+   */
+  submit<const N extends PaiActionName<UI_MESSAGE>>(
     chatId: string,
-    input: { actionId: string; payload: unknown; idempotencyKey?: string },
+    input: { actionId: string; name: N; payload: PaiActionResume<UI_MESSAGE, N>; idempotencyKey?: string },
   ): Promise<void> {
-    return this.#answer(chatId, { type: "action", kind: "submit", ...input });
+    return this.#answer(chatId, { type: "action", kind: "submit", ...input, name: input.name as string });
   }
 
   cancel(

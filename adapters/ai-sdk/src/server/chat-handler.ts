@@ -195,6 +195,7 @@ export function createChatStreams<TIdentity>(pai: ChatPai<TIdentity>) {
                 identity,
                 threadId,
                 actionId: answer.actionId,
+                ...(answer.name ? { name: answer.name } : {}),
                 payload: answer.payload,
                 ...key,
                 ...extras,
