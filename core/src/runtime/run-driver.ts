@@ -70,7 +70,7 @@ export class RunDriver {
       const agentEntry = rt.agent(snapshot.thread.agentId);
       const move = decideNextMove(snapshot, {
         runId,
-        inflight: rt.registry.inflight(runId),
+        inflight: rt.registry.inflightOf(runId),
         maxSteps: agentEntry.definition.maxSteps ?? rt.options.maxSteps ?? 20,
       });
       switch (move.type) {

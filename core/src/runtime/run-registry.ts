@@ -4,6 +4,8 @@
  * `waitForIdle` waits on. All state of a run lives in storage; dropping this registry loses
  * only what a restart loses too.
  */
+const NONE: ReadonlySet<string> = new Set();
+
 export class RunRegistry {
   readonly #drivers = new Map<string, { again: boolean; promise: Promise<void> }>();
   readonly #inflight = new Map<string, Set<string>>();
@@ -35,6 +37,11 @@ export class RunRegistry {
       this.#inflight.set(runId, set);
     }
     return set;
+  }
+
+  /** The calls of a run in flight here, without creating bookkeeping for a run that has none. */
+  inflightOf(runId: string): ReadonlySet<string> {
+    return this.#inflight.get(runId) ?? NONE;
   }
 
   /** Tracks a promise as work on a thread until it settles. */

@@ -54,13 +54,16 @@ export class RunWriter {
 
   async commit<T>(threadId: string, decide: Decide<T>, options: CommitOptions = {}): Promise<Committed<T>> {
     const committed = await this.#write(threadId, decide, options);
-    if (!options.deferEffects) await this.perform(committed.effects, committed, options.origin);
+    // Most driver commits carry no effect: no call, no extra promise per write.
+    if (!options.deferEffects && committed.effects.length > 0) {
+      await this.perform(committed.effects, committed, options.origin);
+    }
     return committed;
   }
 
   /** Carries out the effects of a commit made with `deferEffects`. */
-  carryOut(committed: Committed<unknown>, origin?: CommitOrigin): Promise<void> {
-    return this.perform(committed.effects, committed, origin);
+  async carryOut(committed: Committed<unknown>, origin?: CommitOrigin): Promise<void> {
+    if (committed.effects.length > 0) await this.perform(committed.effects, committed, origin);
   }
 
   /** A commit whose decision may be stale by now (the run ended meanwhile): a CONFLICT is `null`, not an error. */
@@ -76,7 +79,7 @@ export class RunWriter {
       if (PaiError.isInstance(error) && error.code === "CONFLICT") return null;
       throw error;
     }
-    await this.perform(committed.effects, committed, options.origin);
+    if (committed.effects.length > 0) await this.perform(committed.effects, committed, options.origin);
     return committed;
   }
 

@@ -6,7 +6,13 @@ import type { ToolOutcome } from "../state/transitions.js";
 import { type CallEntry, executeTool } from "./execute-tool.js";
 import type { RequestContext } from "./request-context.js";
 import type { RegisteredAgent, RuntimeCore } from "./runtime-core.js";
-import { applyAfterToolResult, type HookFailure, observeOutput, toOutcome } from "./tool-hooks.js";
+import {
+  applyAfterToolResult,
+  type HookFailure,
+  hasAfterToolResult,
+  observeOutput,
+  toOutcome,
+} from "./tool-hooks.js";
 import { resolveEnabled } from "./tool-invoker.js";
 
 /**
@@ -73,14 +79,15 @@ export async function runToolCall(
       outcome = executed.outcome;
     }
     const input = parsedInput.success ? parsedInput.value : call.input;
-    const after = await applyAfterToolResult(
-      { agent: agentEntry.definition, runtime: rt.hooks },
-      { toolName, toolCallId, input, result: outcome, args },
-    );
-    if (after.type === "hook-failed") return after;
-    const final = toOutcome(after.result, `Output of tool ${toolName}`, rt.options.jsonLimits);
+    const hooks = { agent: agentEntry.definition, runtime: rt.hooks };
+    let final = outcome;
+    if (hasAfterToolResult(hooks)) {
+      const after = await applyAfterToolResult(hooks, { toolName, toolCallId, input, result: outcome, args });
+      if (after.type === "hook-failed") return after;
+      final = toOutcome(after.result, `Output of tool ${toolName}`, rt.options.jsonLimits);
+    }
     // onOutput is awaited before the output is committed: the next step never runs ahead of it.
-    if (final.type === "output") {
+    if (final.type === "output" && registration.onOutput) {
       const failure = await observeOutput(registration, {
         toolName,
         toolCallId,

@@ -25,6 +25,14 @@ export type CallIdentity = {
   parent?: { toolName: string; toolCallId: string };
 };
 
+/** Whether any `afterToolResult` hook applies (callers skip the hook path, and its promise, without one). */
+export function hasAfterToolResult(hooks: {
+  agent: RuntimeAgentDefinition;
+  runtime: RuntimeHooks | undefined;
+}): boolean {
+  return Boolean(hooks.runtime?.afterToolResult || hooks.agent.lifecycle?.afterToolResult);
+}
+
 /** Applies `afterToolResult` hooks to a settled result. */
 export async function applyAfterToolResult(
   hooks: { agent: RuntimeAgentDefinition; runtime: RuntimeHooks | undefined },
