@@ -230,6 +230,9 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
       '[data-testid="operator-action"][data-action="draftReport.attachReferenceFile"]',
     );
     await inbox.waitFor({ timeout: STEP_MS });
+    // The waiting tool's data reads as labelled fields, not raw JSON.
+    expect(await inbox.getByTestId("operator-preview").textContent()).toContain("Link the source document");
+    expect(await inbox.getByTestId("operator-preview").textContent()).not.toContain("{");
     await operator.screenshot({ path: join(artifacts, `${String(++shot).padStart(2, "0")}-operator.png`) });
     await operator.close();
 

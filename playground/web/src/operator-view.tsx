@@ -39,7 +39,7 @@ function OperatorAction({ action, onDone }: { action: ActionRow; onDone: () => v
         <a href={`#/t/${action.threadId}`}>open thread</a>
         <span className="muted">{new Date(action.createdAt).toLocaleString()}</span>
       </header>
-      <pre>{JSON.stringify(action.input, null, 2)}</pre>
+      <InputPreview value={action.input} />
       {schema ? (
         <SchemaForm
           schema={schema}
@@ -88,4 +88,38 @@ export function OperatorView(): ReactNode {
       </ul>
     </div>
   );
+}
+
+/** What the waiting tool showed, as labelled fields instead of raw JSON. */
+function InputPreview({ value }: { value: unknown }): ReactNode {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return <p data-testid="operator-preview">{readable(value)}</p>;
+  }
+  return (
+    <dl className="preview" data-testid="operator-preview">
+      {Object.entries(value).map(([key, field]) => (
+        <div key={key}>
+          <dt>{humanize(key)}</dt>
+          <dd>{readable(field)}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+function humanize(key: string): string {
+  const words = key.replace(/([a-z])([A-Z])/g, "$1 $2").replace(/[_-]+/g, " ");
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+function readable(value: unknown): string {
+  if (value === null || value === undefined) return "—";
+  if (Array.isArray(value)) return value.map(readable).join(" · ");
+  if (typeof value === "object") {
+    return Object.entries(value as Record<string, unknown>)
+      .map(([key, field]) => `${humanize(key)}: ${readable(field)}`)
+      .join(", ");
+  }
+  if (typeof value === "boolean") return value ? "Yes" : "No";
+  return String(value);
 }
