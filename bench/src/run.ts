@@ -18,6 +18,8 @@ import { countingStorage } from "./counting-storage.ts";
 import { type BenchEngine, openMemory, openPglite, openPostgres } from "./engines.ts";
 import { bareAddTools, benchAgent, turnModel } from "./fixtures.ts";
 import { formatMs, type Measurement, measure } from "./harness.ts";
+import { benchParked } from "./parked.ts";
+import { benchThroughput } from "./throughput.ts";
 import { startBareTrpcHost, startBenchHost } from "./trpc-host.ts";
 
 const identity = { scopeKey: "bench", userKey: "bench-user" };
@@ -383,83 +385,6 @@ async function benchGrowth(engines: BenchEngine[]) {
   results.growth = growth;
 }
 
-/** Heap after full collections, once pending callbacks (notifications, timers) have run. */
-async function settledHeap(): Promise<number> {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  gc?.();
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  gc?.();
-  return process.memoryUsage().heapUsed;
-}
-
-async function benchParked(engine: BenchEngine, count: number) {
-  let pai: Pai | null = runtimeOn(
-    engine.storage,
-    "approve",
-    engine.notifier ? { notifier: engine.notifier } : {},
-  );
-  const before = await settledHeap();
-  const concurrency = 50;
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < count) {
-        next++;
-        const thread = await pai!.service.threads.create({ identity });
-        await pai!.service.threads.send({
-          identity,
-          threadId: thread.threadId,
-          message: { text: "ship?" },
-        });
-        await pai!.waitForIdle(thread.threadId);
-      }
-    }),
-  );
-  const after = await settledHeap();
-  const held = internalsOf(pai).store.cachedThreads;
-  const recent = internalsOf(pai).store.recentThreads;
-  await pai.close();
-  pai = null;
-  // What is left once the runtime is gone is the storage's (for memory storage: every thread).
-  const withoutRuntime = await settledHeap();
-  return {
-    engine: engine.name,
-    threads: count,
-    heapDeltaMiB: (after - before) / 2 ** 20,
-    runtimeHeldMiB: (after - withoutRuntime) / 2 ** 20,
-    cachedSnapshots: held,
-    recentIdleSnapshots: recent,
-  };
-}
-
-/** `concurrency` workers each run two-step runs back to back for a fixed time; completed runs per second. */
-async function benchThroughput(engine: BenchEngine) {
-  const pai = runtimeOn(engine.storage, "add");
-  const seconds = 3;
-  await Promise.all(Array.from({ length: 10 }, () => twoStepRun(pai)));
-  const rows: unknown[] = [];
-  for (const concurrency of [1, 10, 100]) {
-    let completed = 0;
-    const started = performance.now();
-    const deadline = started + seconds * 1000;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (performance.now() < deadline) {
-          await twoStepRun(pai);
-          completed++;
-        }
-      }),
-    );
-    const elapsed = (performance.now() - started) / 1000;
-    rows.push({ concurrency, seconds: elapsed, runs: completed, runsPerSecond: completed / elapsed });
-    log(
-      `| ${engine.name.padEnd(8)} | ${String(concurrency).padStart(11)} | ${String(completed).padStart(4)} | ${(completed / elapsed).toFixed(1).padStart(11)} |`,
-    );
-  }
-  await pai.close();
-  return rows;
-}
-
 async function main() {
   const engines: BenchEngine[] = [await openMemory(), await openPglite()];
   if (!skipPostgres) {
@@ -490,7 +415,7 @@ async function main() {
   );
   const parked: unknown[] = [];
   for (const engine of engines.filter((candidate) => candidate.name !== "pglite")) {
-    const result = await benchParked(engine, 10_000);
+    const result = await benchParked(() => runtimeOn(engine.storage, "approve", engine), engine.name, 10_000);
     parked.push(result);
     log(
       `| ${result.engine.padEnd(8)} | ${String(result.threads).padStart(7)} | ${result.heapDeltaMiB.toFixed(1).padStart(14)} | ${result.runtimeHeldMiB.toFixed(1).padStart(26)} | ${String(result.cachedSnapshots).padStart(32)} | ${String(result.recentIdleSnapshots).padStart(26)} |`,
@@ -504,7 +429,12 @@ async function main() {
     log("### Throughput: concurrent two-step runs to completion");
     log("| engine   | concurrency | runs | runs/second |");
     log("|----------|------------:|-----:|------------:|");
-    results.throughput = await benchThroughput(postgres);
+    results.throughput = await benchThroughput(
+      runtimeOn(postgres.storage, "add"),
+      postgres.name,
+      twoStepRun,
+      log,
+    );
   }
 
   for (const engine of engines) await engine.dispose();

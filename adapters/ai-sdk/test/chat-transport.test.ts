@@ -200,7 +200,7 @@ describe.each(engines)("a stock AI SDK Chat on a PAI thread ($name)", ({ name, o
 
   it("streams a run as UI message chunks and answers a client tool with addToolOutput", async (context) => {
     const env = await setup();
-    if (!env) return context.skip();
+    if (!env) return context.skip("Postgres is unreachable (outside CI only; under CI=true it fails)");
     const { chat } = chatOn(env.server, env.threadId);
     await chat.sendMessage({ text: "hi" });
     await settled(chat);
@@ -244,7 +244,7 @@ describe.each(engines)("a stock AI SDK Chat on a PAI thread ($name)", ({ name, o
 
   it("shows an approval point in the SDK's approval-requested state and resumes on addToolApprovalResponse, with tool data as data parts", async (context) => {
     const env = await setup();
-    if (!env) return context.skip();
+    if (!env) return context.skip("Postgres is unreachable (outside CI only; under CI=true it fails)");
     const first = chatOn(env.server, env.threadId);
     let chat = first.chat;
     await chat.sendMessage({ text: "please deploy" });
@@ -279,54 +279,58 @@ describe.each(engines)("a stock AI SDK Chat on a PAI thread ($name)", ({ name, o
     await validateUIMessages({ messages: chat.messages });
   });
 
-  it("a reconnect on another server instance replays the running run and follows it to the end", async (context) => {
-    const env = await setup();
-    if (!env) return context.skip();
-    if (name === "memory") {
-      // Two instances share a database; memory storage is one process's own.
-      return;
-    }
-    gate = openGate();
-    const other = await serve(env.instance(), `${name}-b`);
-    open.push(other.close);
-    const first = chatOn(env.server, env.threadId);
-    const sending = first.chat.sendMessage({ text: "do the slow thing" });
-    // Wait for the slow call to be running on instance A.
-    for (let i = 0; i < 200; i++) {
-      const now = await env.server.pai.service.threads.get({
+  // Two instances share a database; memory storage belongs to one process, so only Postgres has it.
+  const onSharedStorage = name === "memory" ? null : it;
+  onSharedStorage?.(
+    "a reconnect on another server instance replays the running run and follows it to the end",
+    async (context) => {
+      const env = await setup();
+      if (!env) return context.skip("Postgres is unreachable (outside CI only; under CI=true it fails)");
+      gate = openGate();
+      const other = await serve(env.instance(), `${name}-b`);
+      open.push(other.close);
+      const first = chatOn(env.server, env.threadId);
+      const sending = first.chat.sendMessage({ text: "do the slow thing" });
+      // Wait for the slow call to be running on instance A.
+      for (let i = 0; i < 200; i++) {
+        const now = await env.server.pai.service.threads.get({
+          identity: { user: "ada" },
+          threadId: env.threadId,
+        });
+        if (now.messages.some((row) => row.role === "assistant")) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      // A reload: the page reads the thread, and the stock chat resumes on instance B.
+      const reloaded = await other.pai.service.threads.get({
         identity: { user: "ada" },
         threadId: env.threadId,
       });
-      if (now.messages.some((row) => row.role === "assistant")) break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    // A reload: the page reads the thread, and the stock chat resumes on instance B.
-    const reloaded = await other.pai.service.threads.get({
-      identity: { user: "ada" },
-      threadId: env.threadId,
-    });
-    const second = chatOn(other, env.threadId, storedMessages(reloaded));
-    const resuming = second.chat.resumeStream();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    gate.open();
-    await resuming;
-    await sending;
-    await settled(second.chat);
-    await settled(first.chat);
-    const stored = await other.pai.service.threads.get({ identity: { user: "ada" }, threadId: env.threadId });
-    expect(stored.runs.at(-1)?.status).toBe("completed");
-    expect(second.chat.lastMessage!.parts.find((part) => part.type === "tool-slow")).toMatchObject({
-      state: "output-available",
-      output: { done: true },
-    });
-    expect(stripForCompare(second.chat.messages)).toEqual(stripForCompare(storedMessages(stored)));
-    expect(stripForCompare(first.chat.messages)).toEqual(stripForCompare(storedMessages(stored)));
-    await validateUIMessages({ messages: second.chat.messages });
-  });
+      const second = chatOn(other, env.threadId, storedMessages(reloaded));
+      const resuming = second.chat.resumeStream();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      gate.open();
+      await resuming;
+      await sending;
+      await settled(second.chat);
+      await settled(first.chat);
+      const stored = await other.pai.service.threads.get({
+        identity: { user: "ada" },
+        threadId: env.threadId,
+      });
+      expect(stored.runs.at(-1)?.status).toBe("completed");
+      expect(second.chat.lastMessage!.parts.find((part) => part.type === "tool-slow")).toMatchObject({
+        state: "output-available",
+        output: { done: true },
+      });
+      expect(stripForCompare(second.chat.messages)).toEqual(stripForCompare(storedMessages(stored)));
+      expect(stripForCompare(first.chat.messages)).toEqual(stripForCompare(storedMessages(stored)));
+      await validateUIMessages({ messages: second.chat.messages });
+    },
+  );
 
   it("refuses a request without identity (401) and a thread of another scope (404)", async (context) => {
     const env = await setup();
-    if (!env) return context.skip();
+    if (!env) return context.skip("Postgres is unreachable (outside CI only; under CI=true it fails)");
     const anonymous = await fetch(env.server.url, {
       method: "POST",
       body: JSON.stringify({ threadId: env.threadId }),

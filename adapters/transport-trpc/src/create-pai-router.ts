@@ -29,11 +29,15 @@ import {
 } from "@trpc/server";
 import type { z } from "zod";
 import { base64ToBytes, bytesToBase64, decodedLength } from "./base64.js";
+import { boundedInputError, type MiddlewareResult } from "./bounded-input-error.js";
+import { createChatProcedures, type PaiChatStreams } from "./chat-procedures.js";
 import { toTrpcError } from "./errors.js";
 import { createMediaTypeAllowlist } from "./media-type-allowlist.js";
 import { createPaiSchemas, DEFAULT_PAI_ROUTER_LIMITS, type PaiRouterLimits } from "./schemas.js";
 
 /** A host's base procedure (e.g. `t.procedure` or an authed procedure) without input or output yet. */
+export type { PaiChatStreams };
+
 export type PaiBaseProcedure<TContext, TMeta, TContextOverrides, TErrorShape> = TRPCProcedureBuilder<
   TContext,
   TMeta,
@@ -140,25 +144,6 @@ export type CreatePaiRouterOptions<
   chat?: PaiChatStreams<NoInfer<TIdentity>>;
 };
 
-/**
- * What `createChatStreams(pai)` of `@pai/ai-sdk/server` returns, described structurally so this
- * package does not depend on it. Chunks are the AI SDK's UI message chunks.
- */
-export type PaiChatStreams<TIdentity> = {
-  parse(raw: unknown): unknown;
-  post(input: {
-    identity: TIdentity;
-    body: never;
-    signal?: AbortSignal;
-  }): Promise<{ type: "stream"; stream: AsyncIterable<unknown> } | { type: "answered"; answered: boolean }>;
-  resume(input: {
-    identity: TIdentity;
-    threadId: string;
-    signal?: AbortSignal;
-  }): Promise<AsyncIterable<unknown> | null>;
-  messages(input: { identity: TIdentity; threadId: string }): Promise<unknown[]>;
-};
-
 /** Upload policy of the `files` procedures. */
 export type PaiRouterFilesOptions = {
   /**
@@ -214,65 +199,14 @@ export function createPaiRouter<
     }
   };
 
-  const chatStreams = () => {
-    if (!options.chat) {
-      throw new TRPCError({
-        code: "METHOD_NOT_SUPPORTED",
-        message: "This server does not serve the AI SDK chat protocol: pass createPaiRouter({ chat }).",
-      });
-    }
-    return options.chat;
-  };
-  /** Streams chunks, tracked so a link-level reconnect is recognized (and never sends twice). */
-  async function* chatChunks(path: string, chunks: AsyncIterable<unknown>, signal: AbortSignal | undefined) {
-    let seq = 0;
-    try {
-      for await (const chunk of chunks) yield tracked(String(++seq), chunk);
-    } catch (error) {
-      if (signal?.aborted) return;
-      throw toTrpcError(error, (cause, correlationId) =>
-        options.onInternalError?.(cause, { path, correlationId }),
-      );
-    }
-  }
-
   return {
-    chat: {
-      /**
-       * Sends a message or answers waiting calls (the body `PaiChatTransport` builds) and streams the
-       * run as UI message chunks. A reconnect of the link (it carries `lastEventId`) ends the stream
-       * instead of sending again; `chat.resume` replays the run.
-       */
-      send: procedure.input(schemas.chat.send).subscription(async function* ({ ctx, input, signal }) {
-        const { lastEventId, ...raw } = input as Record<string, unknown>;
-        if (lastEventId !== undefined) return;
-        const result = await call("chat.send", ctx, (identity) =>
-          chatStreams().post({
-            identity,
-            body: chatStreams().parse(raw) as never,
-            ...(signal ? { signal } : {}),
-          }),
-        );
-        if (result.type === "answered") return;
-        yield* chatChunks("chat.send", result.stream, signal);
-      }),
-      /** Replays the thread's active run from its beginning (nothing when the thread is idle). */
-      resume: procedure.input(schemas.chat.resume).subscription(async function* ({ ctx, input, signal }) {
-        if (input.lastEventId !== undefined) return;
-        const stream = await call("chat.resume", ctx, (identity) =>
-          chatStreams().resume({ identity, threadId: input.threadId, ...(signal ? { signal } : {}) }),
-        );
-        if (stream) yield* chatChunks("chat.resume", stream, signal);
-      }),
-      /** The thread's messages as a chat holds them. */
-      messages: procedure
-        .input(schemas.chat.messages)
-        .query(({ ctx, input }) =>
-          call("chat.messages", ctx, (identity) =>
-            chatStreams().messages({ identity, threadId: input.threadId }),
-          ),
-        ),
-    },
+    chat: createChatProcedures({
+      procedure,
+      schemas: schemas.chat,
+      chat: options.chat,
+      identity: options.identity,
+      ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}),
+    }),
 
     manifest: procedure
       .input(schemas.manifest)
@@ -504,39 +438,6 @@ export function createPaiRouter<
       ),
     },
   };
-}
-
-type MiddlewareResult = { ok: true } | { ok: false; error: TRPCError };
-
-const MAX_ERROR_MESSAGE = 2_000;
-const MAX_ISSUES = 10;
-
-/** A BAD_REQUEST whose message and issues are bounded, keeping the first few issues with their paths. */
-function boundedInputError(error: TRPCError): TRPCError {
-  if (error.message.length <= MAX_ERROR_MESSAGE) return error;
-  const raw = (error.cause as { issues?: unknown } | undefined)?.issues;
-  const issues = (Array.isArray(raw) ? raw : [])
-    .slice(0, MAX_ISSUES)
-    .map((issue: Record<string, unknown>) => ({
-      message: String(issue.message ?? "invalid").slice(0, 300),
-      path: (Array.isArray(issue.path) ? issue.path : [])
-        .slice(0, 20)
-        .map((segment: unknown) => (typeof segment === "number" ? segment : String(segment).slice(0, 100))),
-    }));
-  const total = Array.isArray(raw) ? raw.length : 0;
-  const summary = issues
-    .map((issue) => `${issue.path.length ? issue.path.join(".") : "input"}: ${issue.message}`)
-    .join("; ");
-  const message =
-    `Invalid input${total > MAX_ISSUES ? ` (${total} problems, first ${MAX_ISSUES} shown)` : ""}: ${summary}`.slice(
-      0,
-      MAX_ERROR_MESSAGE,
-    );
-  return new TRPCError({
-    code: "BAD_REQUEST",
-    message,
-    cause: new PaiError("INVALID_INPUT", message, { issues }),
-  });
 }
 
 /** The router record `createPaiRouter` returns, for typing a host's mount point. */

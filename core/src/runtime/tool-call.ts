@@ -55,10 +55,11 @@ export async function runToolCall(
     const args = await request.resolverArgs();
     const parsedInput = await validateSchema(registration.tool.config.inputSchema, call.input);
     let outcome: ToolOutcome;
+    const unbounded = jsonProblem(rt, call.input, `Input of tool ${toolName}`);
     if (!(await resolveEnabled(registration, args))) {
       outcome = { type: "error", errorText: `Tool ${toolName} is currently unavailable.` };
-    } else if (jsonProblem(rt, call.input, `Input of tool ${toolName}`)) {
-      outcome = { type: "error", errorText: jsonProblem(rt, call.input, `Input of tool ${toolName}`)! };
+    } else if (unbounded) {
+      outcome = { type: "error", errorText: unbounded };
     } else if (!parsedInput.success) {
       outcome = { type: "error", errorText: `Invalid input for tool ${toolName}: ${parsedInput.message}` };
     } else {

@@ -10,6 +10,7 @@ import { applyStoredEvents } from "@pai/core/protocol";
 import { createTestRuntime, type ScriptedStep, scriptedModel, type TestRuntime } from "@pai/core/testing";
 import { memoryStorage } from "@pai/storage-memory";
 import { z } from "zod";
+import { emptySnapshot } from "../../../src/runtime/thread-store.js";
 
 /**
  * The system under test of the runtime model test: one agent on memory storage wrapped in a
@@ -185,29 +186,6 @@ export function conflictInjectingStorage(inner: StorageV1, injection: ConflictIn
   return { storage, stats, control };
 }
 
-/** The snapshot a watcher folds its first committed batch into. */
-function emptySnapshot(threadId: string): ThreadSnapshot {
-  return {
-    thread: {
-      threadId,
-      scopeKey: "",
-      userKey: null,
-      agentId: "",
-      title: null,
-      status: "idle",
-      version: 0,
-      activeRunId: null,
-      metadata: null,
-      createdAt: "",
-      updatedAt: "",
-    },
-    messages: [],
-    runs: [],
-    actions: [],
-    toolData: [],
-  };
-}
-
 /**
  * A client of `service.threads.watch`: folds every committed batch into a snapshot, checking
  * that versions arrive consecutively (nothing lost, nothing twice). Reconnects after a restart
@@ -221,7 +199,8 @@ export class Watcher {
   #done: Promise<void> | undefined;
 
   constructor(readonly threadId: string) {
-    this.snapshot = emptySnapshot(threadId);
+    // The snapshot a watcher folds its first committed batch into (the runtime's own empty state).
+    this.snapshot = emptySnapshot(threadId, "1970-01-01T00:00:00.000Z");
   }
 
   start(runtime: TestRuntime<any>): void {
