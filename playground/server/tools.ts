@@ -31,7 +31,11 @@ export const requestApproval = defineTool({
       suspendSchema: z.object({ prompt: z.string() }),
       resumeSchema: z.object({
         approved: z.boolean().describe("Approve"),
-        comment: z.string().max(200).optional().describe("Comment"),
+        comment: z
+          .string()
+          .max(200)
+          .optional()
+          .meta({ title: "Comment", description: "Goes back to the agent with your decision." }),
       }),
       // AI SDK chats answer it with addToolApprovalResponse ({ approved, reason }).
       approval: true,
@@ -68,23 +72,42 @@ export const draftReport = defineTool({
     collectDetails: {
       suspendSchema: z.object({ prompt: z.string(), topic: z.string() }),
       resumeSchema: z.object({
-        audience: z.string().min(2, "Name the audience (at least 2 characters).").describe("Audience"),
-        sections: z.number().int().min(1).max(8).describe("Number of sections"),
-        tone: z.enum(["formal", "friendly", "brief"]).describe("Tone"),
+        audience: z
+          .string()
+          .min(2, "Name the audience (at least 2 characters).")
+          .meta({ title: "Audience", description: "Who reads the report, e.g. the product team." }),
+        sections: z
+          .number()
+          .int()
+          .min(1)
+          .max(8)
+          .meta({ title: "Number of sections", description: "From 1 to 8; the first one is a summary." }),
+        tone: z
+          .enum(["formal", "friendly", "brief"])
+          .meta({ title: "Tone", description: "How the report reads." }),
       }),
     },
     approveDraft: {
       suspendSchema: z.object({ title: z.string(), outline: z.array(z.string()) }),
       resumeSchema: z.object({
         approved: z.boolean().describe("Approve this draft"),
-        comment: z.string().max(200).optional().describe("Comment"),
+        comment: z
+          .string()
+          .max(200)
+          .optional()
+          .meta({ title: "Comment", description: "What to change, if you reject the draft." }),
       }),
     },
     attachReferenceFile: {
       suspendSchema: z.object({ reportId: z.string(), hint: z.string() }),
       resumeSchema: z.object({
-        title: z.string().min(1, "Give the reference a title.").describe("Reference title"),
-        url: z.url("Enter a full URL, e.g. https://example.com/spec.pdf").describe("Reference URL"),
+        title: z
+          .string()
+          .min(1, "Give the reference a title.")
+          .meta({ title: "Reference title", description: "The name of the source document." }),
+        url: z
+          .url("Enter a full URL, e.g. https://example.com/spec.pdf")
+          .meta({ title: "Reference URL", description: "A link to it, starting with https://" }),
       }),
     },
   },
@@ -183,7 +206,12 @@ export const getSelectedText = defineTool({
   id: "playground.get-selected-text.v1",
   description: "Read the text the user selected in the conversation. The browser answers.",
   inputSchema: z.object({}),
-  outputSchema: z.object({ text: z.string().min(1, "Type or select some text.").describe("Selected text") }),
+  outputSchema: z.object({
+    text: z
+      .string()
+      .min(1, "Type or select some text.")
+      .meta({ title: "Selected text", description: "The passage the agent should read." }),
+  }),
 });
 
 const datasets = {

@@ -1,20 +1,18 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
+import type { BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHROMIUM, hasChromium, launchChromium, shownHints } from "./chromium.js";
+import { freePort, PlaygroundProcess } from "./playground-process.js";
 
 // The playground end to end: the built server (PGlite on disk, tRPC over HTTP, SSE) driven by
-// Debian's headless Chromium through playwright-core, including a server restart while a tool
-// waits for the user.
+// Debian's headless Chromium through playwright-core, including server restarts while a tool
+// waits for the user and while one runs.
 
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
 const inCi = process.env.CI === "true";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const artifacts = join(root, "test-artifacts");
@@ -24,68 +22,6 @@ if (!hasChromium && !inCi) {
   console.warn(
     `playground e2e skipped: ${CHROMIUM} is missing. Install it (apt-get install -y chromium) to run the browser test.`,
   );
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The playground server as a child process, so the test can stop and start it again. */
-class PlaygroundProcess {
-  #child: ChildProcess | null = null;
-  output = "";
-  constructor(
-    readonly port: number,
-    readonly dataDir: string,
-  ) {}
-
-  get url() {
-    return `http://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    const child = spawn(process.execPath, [join(root, "dist/server/main.mjs")], {
-      env: { ...process.env, PORT: String(this.port), PAI_PLAYGROUND_DATA: this.dataDir },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    this.#child = child;
-    let started = "";
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`The server did not start:\n${started}`)), 150_000);
-      child.stdout?.on("data", (chunk: Buffer) => {
-        started += chunk.toString();
-        this.output += chunk.toString();
-        if (started.includes(`ready: ${this.url}`)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.stderr?.on("data", (chunk: Buffer) => {
-        started += chunk.toString();
-        this.output += chunk.toString();
-      });
-      child.once("exit", (code) => {
-        clearTimeout(timer);
-        reject(new Error(`The server exited with ${code}:\n${started}`));
-      });
-    });
-  }
-
-  async stop(): Promise<void> {
-    const child = this.#child;
-    this.#child = null;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    child.kill("SIGTERM");
-    await exited;
-  }
 }
 
 describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => {
@@ -104,7 +40,6 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
     });
   const lastCard = (tool: string): Locator => page.getByTestId(`tool-${tool}`).last();
   const assistantText = () => page.getByTestId("message-assistant").last();
-
   /** Sends a message in the open thread and waits until it is on screen. */
   const send = async (text: string) => {
     const before = await page.getByTestId("message-user").count();
@@ -122,22 +57,7 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
     profileDir = await mkdtemp(join(tmpdir(), "pai-playground-chromium-"));
     server = new PlaygroundProcess(await freePort(), dataDir);
     await server.start();
-    context = await chromium.launchPersistentContext(profileDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      acceptDownloads: true,
-      viewport: { width: 1280, height: 900 },
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    context = await launchChromium(profileDir);
     page = context.pages()[0] ?? (await context.newPage());
     page.setDefaultTimeout(STEP_MS);
     page.on("console", (message) => consoleLines.push(`[${message.type()}] ${message.text()}`));
@@ -192,14 +112,30 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
     const details = card.getByTestId("form-draftReport.collectDetails");
     await details.waitFor();
 
-    // Validation messages come from the JSON Schema before anything is sent.
+    // Validation messages come from the JSON Schema (rjsf with Ajv) before anything is sent. Each
+    // shows under its input, and the schema's description of the field stays in view beside it.
     await details.getByRole("button", { name: "Continue" }).click();
     await details.getByText("This field is required.").first().waitFor();
+    expect(await shownHints(details.getByLabel("Audience"))).toEqual([
+      "This field is required.",
+      "Who reads the report, e.g. the product team.",
+    ]);
     await details.getByLabel("Audience").fill("Product team");
     await details.getByLabel("Number of sections").fill("12");
     await details.getByRole("button", { name: "Continue" }).click();
     await details.getByText("Must be at most 8.").waitFor();
+    expect(await shownHints(details.getByLabel("Number of sections"))).toEqual([
+      "Must be at most 8.",
+      "From 1 to 8; the first one is a summary.",
+    ]);
     await screenshot("report-validation");
+    // At phone width the form fits: nothing scrolls sideways.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    const continueBox = await details.getByRole("button", { name: "Continue" }).boundingBox();
+    expect((continueBox?.x ?? 0) + (continueBox?.width ?? 999)).toBeLessThanOrEqual(390);
+    await screenshot("report-validation-phone");
+    await page.setViewportSize({ width: 1280, height: 900 });
     await details.getByLabel("Number of sections").fill("3");
     await details.getByLabel("Tone").selectOption("friendly");
     await details.getByRole("button", { name: "Continue" }).click();
@@ -216,9 +152,13 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
     await reference.getByRole("button", { name: "Continue" }).click();
     await reference.getByText("Enter a full URL (https://...).").waitFor();
 
-    // Restart the server while the tool waits: the page stays open and reconnects.
+    // Restart the server while the tool waits: the page stays open and reconnects. An answer sent
+    // while the server is down fails and says so.
     await server.stop();
     await page.getByTestId("reconnecting").waitFor();
+    await reference.getByLabel("Reference URL").fill("https://example.com/churn.pdf");
+    await reference.getByRole("button", { name: "Continue" }).click();
+    await reference.getByTestId("form-error").waitFor();
     await screenshot("server-down");
     await server.start();
     await page.getByTestId("reconnecting").waitFor({ state: "detached", timeout: 120_000 });
@@ -236,10 +176,12 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
     await operator.screenshot({ path: join(artifacts, `${String(++shot).padStart(2, "0")}-operator.png`) });
     await operator.close();
 
-    // The form kept its state through the restart; fix the URL and finish.
-    await reference.getByLabel("Reference URL").fill("https://example.com/churn.pdf");
+    // The form kept its state through the restart; send it again and finish. Once the action is
+    // answered, the failed send's message is gone.
+    expect(await reference.getByLabel("Reference URL").inputValue()).toBe("https://example.com/churn.pdf");
     await reference.getByRole("button", { name: "Continue" }).click();
     await expect.poll(() => card.getAttribute("data-state"), { timeout: STEP_MS }).toBe("done");
+    expect(await card.getByTestId("form-error").count()).toBe(0);
     expect(await card.getByTestId("report-result").textContent()).toContain("for Product team (3 sections)");
     await expect.poll(() => assistantText().textContent(), { timeout: STEP_MS }).toContain("published");
     await screenshot("report-done");
@@ -266,6 +208,61 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
       .poll(() => assistantText().textContent(), { timeout: STEP_MS })
       .toContain("Deployed billing");
     await screenshot("deploy-done");
+  });
+
+  it("offers Retry for a retryable tool the server stopped in the middle of; its error clears once the thread moves on", {
+    timeout: 300_000,
+  }, async () => {
+    const cards = page.getByTestId("tool-deployService");
+    const before = await cards.count();
+    await send("deploy billing");
+    await expect.poll(() => cards.count(), { timeout: STEP_MS }).toBe(before + 1);
+    const card = cards.nth(before);
+    const bar = card.getByTestId("deploy-progress");
+    await expect
+      .poll(async () => Number(await bar.getAttribute("aria-valuenow")), { timeout: STEP_MS, interval: 50 })
+      .toBeGreaterThan(0);
+
+    // Stopped mid-deploy: the call ends interrupted, and deployService is marked safe to run again.
+    await server.stop();
+    await page.getByTestId("reconnecting").waitFor();
+    await server.start();
+    await page.getByTestId("reconnecting").waitFor({ state: "detached", timeout: 120_000 });
+    await expect.poll(() => card.getAttribute("data-state"), { timeout: STEP_MS }).toBe("error");
+    expect(await card.getByTestId("tool-badge").textContent()).toBe("interrupted");
+    expect(Number(await bar.getAttribute("aria-valuenow"))).toBeLessThan(100);
+    await expect
+      .poll(() => assistantText().textContent(), { timeout: STEP_MS })
+      .toContain("deployService did not finish");
+    const retry = card.getByRole("button", { name: "Retry" });
+    await expect.poll(() => retry.isEnabled(), { timeout: STEP_MS }).toBe(true);
+    await screenshot("interrupted");
+
+    // A retry while the server is down fails and says so...
+    await server.stop();
+    await page.getByTestId("reconnecting").waitFor();
+    await retry.click();
+    await card.getByTestId("retry-error").waitFor();
+    await screenshot("retry-failed");
+    await server.start();
+    await page.getByTestId("reconnecting").waitFor({ state: "detached", timeout: 120_000 });
+
+    // ...until the thread moves on: another tab retries, which sends the user's turn again.
+    const other = await context.newPage();
+    await other.goto(page.url());
+    await other.getByTestId("tool-deployService").nth(before).getByRole("button", { name: "Retry" }).click();
+    await expect.poll(() => cards.count(), { timeout: STEP_MS }).toBe(before + 2);
+    await other.close();
+    expect(await page.getByTestId("message-user").last().textContent()).toBe("deploy billing");
+    await expect
+      .poll(() => cards.nth(before + 1).getAttribute("data-state"), { timeout: STEP_MS })
+      .toBe("done");
+    await expect
+      .poll(() => assistantText().textContent(), { timeout: STEP_MS })
+      .toContain("Deployed billing");
+    expect(await card.getByTestId("retry-error").count()).toBe(0);
+    expect(await retry.count()).toBe(0);
+    await screenshot("retried");
   });
 
   it("answers the client tools in the browser", { timeout: 120_000 }, async () => {

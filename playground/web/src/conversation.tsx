@@ -39,6 +39,7 @@ function MessageParts({ message, live }: { message: ProjectedMessage; live: stri
                   input={props.input}
                   output={props.output}
                   errorText={props.errorText}
+                  message={props.message}
                 />
               )}
             />

@@ -1,11 +1,15 @@
+import type { ProjectedMessage } from "@pai/core/protocol";
 import type { ToolRenderState } from "@pai/react";
 import type { ReactNode } from "react";
+import { isInterrupted } from "./interrupted.js";
 import { answerSchema, useManifest } from "./manifest.js";
 import { Main } from "./pai.js";
 import { type FieldSchema, SchemaForm } from "./schema-form.js";
+import { ToolFailure } from "./tool-failure.js";
 
 type AnyAction = {
   name: string;
+  ref: { actionId: string };
   origin: { toolName: string; suspendName?: string };
   submit(payload: never): Promise<unknown>;
   cancel(input?: { reason?: string }): Promise<unknown>;
@@ -20,24 +24,36 @@ const STATE_LABEL: Record<ToolRenderState, string> = {
   cancelled: "cancelled",
 };
 
-/** The frame every tool part is drawn in: tool name, derived state, body. */
+/** The frame every tool part is drawn in: tool name, derived state, body, then what went wrong. */
 export function ToolCard(props: {
   toolName: string;
   state: ToolRenderState;
   title?: string;
+  errorText: string | undefined;
+  message: ProjectedMessage;
   children?: ReactNode;
 }): ReactNode {
+  const interrupted = isInterrupted(props.state, props.errorText);
   return (
     <section
       className={`tool-card state-${props.state}`}
       data-testid={`tool-${props.toolName}`}
       data-state={props.state}
+      data-interrupted={interrupted || undefined}
     >
       <header>
         <span className="tool-name">{props.title ?? props.toolName}</span>
-        <span className={`badge badge-${props.state}`}>{STATE_LABEL[props.state]}</span>
+        <span className={`badge badge-${props.state}`} data-testid="tool-badge">
+          {interrupted ? "interrupted" : STATE_LABEL[props.state]}
+        </span>
       </header>
       {props.children}
+      <ToolFailure
+        toolName={props.toolName}
+        state={props.state}
+        errorText={props.errorText}
+        message={props.message}
+      />
     </section>
   );
 }
@@ -49,14 +65,17 @@ export function ActionForm(props: {
   submitLabel?: string;
 }): ReactNode {
   const manifest = useManifest();
+  const { state } = Main.useThread();
   const { action } = props;
   const schema = answerSchema(manifest, action.origin.toolName, action.origin.suspendName);
   if (!schema) return <p className="muted">Loading the form...</p>;
   return (
     <SchemaForm
-      key={action.name}
+      // A new wait (even at the same suspend point) is a new form; a restart keeps the action id.
+      key={action.ref.actionId}
       schema={schema}
       testId={`form-${action.name}`}
+      staleAfter={state.version}
       {...(props.decision ? { decision: props.decision } : {})}
       {...(props.submitLabel ? { submitLabel: props.submitLabel } : {})}
       onSubmit={(payload) => action.submit(payload as never)}
@@ -65,16 +84,18 @@ export function ActionForm(props: {
   );
 }
 
-function ErrorText({ text }: { text: string | undefined }): ReactNode {
-  return text ? <p className="tool-error">{text}</p> : null;
-}
-
 const REPORT_STEPS = ["collectDetails", "approveDraft", "attachReferenceFile"] as const;
 
 /** Registers a renderer for every demo tool while mounted (provider-wide). */
 export function ToolRenderers(): null {
-  Main.useToolRenderer("requestApproval", ({ state, input, output, action, errorText }) => (
-    <ToolCard toolName="requestApproval" state={state} title="Approval">
+  Main.useToolRenderer("requestApproval", ({ state, input, output, action, errorText, message }) => (
+    <ToolCard
+      toolName="requestApproval"
+      state={state}
+      errorText={errorText}
+      message={message}
+      title="Approval"
+    >
       <p className="prompt">{input?.summary}</p>
       {state === "waiting" ? (
         <ActionForm action={action} decision={{ field: "approved", yes: "Approve", no: "Reject" }} />
@@ -85,17 +106,22 @@ export function ToolRenderers(): null {
           {output.comment ? `: ${output.comment}` : ""}
         </p>
       ) : null}
-      <ErrorText text={errorText} />
     </ToolCard>
   ));
 
-  Main.useToolRenderer("draftReport", ({ state, input, output, action, data, errorText }) => {
+  Main.useToolRenderer("draftReport", ({ state, input, output, action, data, errorText, message }) => {
     const stage = data.stage.records.at(-1)?.value.label;
     const step = action
       ? REPORT_STEPS.indexOf(action.origin.suspendName as (typeof REPORT_STEPS)[number])
       : -1;
     return (
-      <ToolCard toolName="draftReport" state={state} title={`Report: ${input?.topic ?? ""}`}>
+      <ToolCard
+        toolName="draftReport"
+        state={state}
+        errorText={errorText}
+        message={message}
+        title={`Report: ${input?.topic ?? ""}`}
+      >
         {stage ? <p className="muted">{stage}</p> : null}
         {state === "waiting" && action ? (
           <div className="report-step" data-step={action.origin.suspendName}>
@@ -138,16 +164,21 @@ export function ToolRenderers(): null {
             </p>
           )
         ) : null}
-        <ErrorText text={errorText} />
       </ToolCard>
     );
   });
 
-  Main.useToolRenderer("deployService", ({ state, input, output, data, errorText }) => {
+  Main.useToolRenderer("deployService", ({ state, input, output, data, errorText, message }) => {
     const progress = data.progress.records.at(-1)?.value;
     const pct = Math.round((state === "done" ? 1 : (progress?.pct ?? 0)) * 100);
     return (
-      <ToolCard toolName="deployService" state={state} title={`Deploy ${input?.service ?? ""}`}>
+      <ToolCard
+        toolName="deployService"
+        state={state}
+        errorText={errorText}
+        message={message}
+        title={`Deploy ${input?.service ?? ""}`}
+      >
         <div
           className="progress"
           role="progressbar"
@@ -166,13 +197,18 @@ export function ToolRenderers(): null {
             Live at <a href={output.url}>{output.url}</a>
           </p>
         ) : null}
-        <ErrorText text={errorText} />
       </ToolCard>
     );
   });
 
-  Main.useToolRenderer("getSelectedText", ({ state, output, action, errorText }) => (
-    <ToolCard toolName="getSelectedText" state={state} title="Your selection">
+  Main.useToolRenderer("getSelectedText", ({ state, output, action, errorText, message }) => (
+    <ToolCard
+      toolName="getSelectedText"
+      state={state}
+      errorText={errorText}
+      message={message}
+      title="Your selection"
+    >
       {state === "waiting" && action ? (
         <>
           <p className="prompt">
@@ -182,12 +218,17 @@ export function ToolRenderers(): null {
         </>
       ) : null}
       {state === "done" ? <blockquote data-testid="selection-result">{output.text}</blockquote> : null}
-      <ErrorText text={errorText} />
     </ToolCard>
   ));
 
-  Main.useToolRenderer("getBrowserInfo", ({ state, output, errorText }) => (
-    <ToolCard toolName="getBrowserInfo" state={state} title="Browser info (frontend tool)">
+  Main.useToolRenderer("getBrowserInfo", ({ state, output, errorText, message }) => (
+    <ToolCard
+      toolName="getBrowserInfo"
+      state={state}
+      errorText={errorText}
+      message={message}
+      title="Browser info (frontend tool)"
+    >
       {state === "done" && output ? (
         <dl className="facts" data-testid="browser-info">
           <dt>Language</dt>
@@ -200,12 +241,17 @@ export function ToolRenderers(): null {
       ) : state === "waiting" || state === "running" ? (
         <p className="muted">Asking this browser...</p>
       ) : null}
-      <ErrorText text={errorText} />
     </ToolCard>
   ));
 
-  Main.useToolRenderer("exportCsv", ({ state, input, output, errorText }) => (
-    <ToolCard toolName="exportCsv" state={state} title={`Export ${input?.dataset ?? ""} as CSV`}>
+  Main.useToolRenderer("exportCsv", ({ state, input, output, errorText, message }) => (
+    <ToolCard
+      toolName="exportCsv"
+      state={state}
+      errorText={errorText}
+      message={message}
+      title={`Export ${input?.dataset ?? ""} as CSV`}
+    >
       {state === "done" ? (
         <p>
           <a
@@ -221,23 +267,33 @@ export function ToolRenderers(): null {
           </span>
         </p>
       ) : null}
-      <ErrorText text={errorText} />
     </ToolCard>
   ));
 
-  Main.useToolRenderer("runShell", ({ state, input, output, errorText }) => (
-    <ToolCard toolName="runShell" state={state} title="Sandbox shell (@pai/sandbox)">
+  Main.useToolRenderer("runShell", ({ state, input, output, errorText, message }) => (
+    <ToolCard
+      toolName="runShell"
+      state={state}
+      errorText={errorText}
+      message={message}
+      title="Sandbox shell (@pai/sandbox)"
+    >
       <pre className="terminal" data-testid="shell-output">
         $ {input?.command}
         {state === "done" ? `\n${output.stdout}${output.stderr ? `\n${output.stderr}` : ""}` : ""}
       </pre>
       {state === "done" ? <p className="muted">exit code {output.exitCode}</p> : null}
-      <ErrorText text={errorText} />
     </ToolCard>
   ));
 
-  Main.useToolRenderer("runCode", ({ state, input, output, errorText }) => (
-    <ToolCard toolName="runCode" state={state} title="Code mode (@pai/code-mode)">
+  Main.useToolRenderer("runCode", ({ state, input, output, errorText, message }) => (
+    <ToolCard
+      toolName="runCode"
+      state={state}
+      errorText={errorText}
+      message={message}
+      title="Code mode (@pai/code-mode)"
+    >
       <pre>{input?.code}</pre>
       {state === "done" ? (
         <>
@@ -247,12 +303,17 @@ export function ToolRenderers(): null {
           </p>
         </>
       ) : null}
-      <ErrorText text={errorText} />
     </ToolCard>
   ));
 
-  Main.useToolRenderer("adminStats", ({ state, output, errorText }) => (
-    <ToolCard toolName="adminStats" state={state} title="Server statistics (admin only)">
+  Main.useToolRenderer("adminStats", ({ state, output, errorText, message }) => (
+    <ToolCard
+      toolName="adminStats"
+      state={state}
+      errorText={errorText}
+      message={message}
+      title="Server statistics (admin only)"
+    >
       {state === "done" ? (
         <dl className="facts">
           <dt>Uptime</dt>
@@ -263,7 +324,6 @@ export function ToolRenderers(): null {
           <dd>{output.heapMb} MB</dd>
         </dl>
       ) : null}
-      <ErrorText text={errorText} />
     </ToolCard>
   ));
 
@@ -277,11 +337,16 @@ export function GenericTool(props: {
   input: unknown;
   output: unknown;
   errorText: string | undefined;
+  message: ProjectedMessage;
 }): ReactNode {
   return (
-    <ToolCard toolName={props.toolName} state={props.state}>
+    <ToolCard
+      toolName={props.toolName}
+      state={props.state}
+      errorText={props.errorText}
+      message={props.message}
+    >
       <pre>{JSON.stringify({ input: props.input, output: props.output }, null, 2)}</pre>
-      <ErrorText text={props.errorText} />
     </ToolCard>
   );
 }
