@@ -1,4 +1,4 @@
-import { PaiError } from "@pai/core";
+import { type AgentContract, PaiError } from "@pai/core";
 import { type ReactNode, useContext, useEffect, useLayoutEffect, useRef } from "react";
 import { ThreadIdContext, usePaiSession } from "./contexts.js";
 import type {
@@ -71,8 +71,16 @@ export type ClientToolsConfig<
   >;
 } & { [TName in keyof TOutputs]: { outputSchema?: TOutputs[TName] } };
 
-/** A typed binding to one agent, from `Pai.agent(name, config)`. */
-export type AgentBinding<TAgentName extends string, TContract extends AgentContractLike> = {
+/**
+ * A typed binding to one agent, from `Pai.agent(name, config)`. `TContract` types tool hooks
+ * (server tools plus the config's frontend-defined tools); `TAgent` types its threads' messages
+ * and pending actions (`ThreadHandle<TAgent>`), open (`unknown` payloads) by default.
+ */
+export type AgentBinding<
+  TAgentName extends string,
+  TContract extends AgentContractLike,
+  TAgent = AgentContract,
+> = {
   readonly name: TAgentName;
   /**
    * Registers execute and/or render for a client tool while the calling component is mounted:
@@ -95,8 +103,12 @@ export type AgentBinding<TAgentName extends string, TContract extends AgentContr
     toolName: TTool,
     render: ToolRender<TContract[TTool], TTool>,
   ): void;
-  /** `useThread()` for this agent's threads. */
-  useThread(threadId?: string): ThreadHandle;
+  /**
+   * `useThread()` for this agent's threads, typed by the agent: `messages` carry typed tool
+   * parts and `pending` is a union discriminated by action `name` whose `submit` takes that
+   * suspend point's resume payload (or a client-routed tool's output).
+   */
+  useThread(threadId?: string): ThreadHandle<TAgent>;
 };
 
 type Handlers = { execute?: UntypedExecute; render?: UntypedRender };
@@ -194,11 +206,15 @@ function useRegistration(
 }
 
 /** Creates the binding object; its config registrations go into the factory's registry. */
-export function createAgentBinding<TAgentName extends string, TContract extends AgentContractLike>(
+export function createAgentBinding<
+  TAgentName extends string,
+  TContract extends AgentContractLike,
+  TAgent = AgentContract,
+>(
   name: TAgentName,
   clientTools: Record<string, ConfigEntry> | undefined,
   registry: BindingRegistry,
-): AgentBinding<TAgentName, TContract> {
+): AgentBinding<TAgentName, TContract, TAgent> {
   // A later binding of the same name replaces the earlier one (module reloads during development).
   registry.set(name, configRegistrations(name, clientTools));
   // Bindings hand out hooks by design (`Main.useClientTool(...)`); each one is a plain hook call.
@@ -210,8 +226,12 @@ export function createAgentBinding<TAgentName extends string, TContract extends 
     useRegistration(name, toolName, { render });
   return {
     name,
-    useClientTool: useClientTool as AgentBinding<TAgentName, TContract>["useClientTool"],
-    useToolRenderer: useToolRenderer as unknown as AgentBinding<TAgentName, TContract>["useToolRenderer"],
-    useThread: (threadId?: string) => useThread(threadId),
+    useClientTool: useClientTool as AgentBinding<TAgentName, TContract, TAgent>["useClientTool"],
+    useToolRenderer: useToolRenderer as unknown as AgentBinding<
+      TAgentName,
+      TContract,
+      TAgent
+    >["useToolRenderer"],
+    useThread: (threadId?: string) => useThread<TAgent>(threadId),
   };
 }

@@ -1,4 +1,4 @@
-import type { Register } from "@pai/core";
+import type { AgentContract, AgentContractOf, Register } from "@pai/core";
 
 /**
  * Type-level views of agent and tool contracts as the React bindings need them. They match
@@ -38,6 +38,18 @@ export type ContractOf<TAgent> = unknown extends TAgent
     : TAgent extends AgentContractLike
       ? TAgent
       : AgentContractLike;
+
+/**
+ * What types an agent binding's thread (`ThreadHandle<TAgent>`, `@pai/client`'s typed views):
+ * an agent definition or a `@pai/core` agent contract as is; a contract map in the shape of
+ * `AgentContractLike` with each tool's `name` added; the open `AgentContract` (payloads
+ * `unknown`) when nothing is known.
+ */
+export type ThreadAgentOf<TAgent> = [AgentContractOf<TAgent>] extends [never]
+  ? TAgent extends AgentContractLike
+    ? { [TName in keyof TAgent & string]: TAgent[TName] & { name: TName } }
+    : AgentContract
+  : TAgent;
 
 /**
  * Agents known to the default `Pai` bindings, declared once by the app:

@@ -2,7 +2,13 @@ import type { PaiClient } from "@pai/client";
 import { type ReactNode, useEffect, useMemo } from "react";
 import { type AgentBinding, type ClientToolsConfig, createAgentBinding } from "./agent-binding.js";
 import { PaiSessionContext } from "./contexts.js";
-import type { AgentContractLike, ContractOf, MergedContract, RegisteredAgents } from "./contract-types.js";
+import type {
+  AgentContractLike,
+  ContractOf,
+  MergedContract,
+  RegisteredAgents,
+  ThreadAgentOf,
+} from "./contract-types.js";
 import { type BindingRegistry, type ClientToolErrorHandler, PaiSession } from "./pai-session.js";
 import { ThreadProvider } from "./thread-provider.js";
 import { ToolPart } from "./tool-part.js";
@@ -35,7 +41,7 @@ export type PaiReact<TAgents extends Record<string, unknown>> = {
   /**
    * A typed binding to one agent. `clientTools` are provider-wide: execute/render for
    * server-declared client tools, and frontend-defined tools (description + schemas) whose
-   * definition is sent with every request.
+   * definition is sent with every request. Its `useThread()` is typed by the agent.
    */
   agent<
     const TName extends keyof TAgents & string,
@@ -44,8 +50,13 @@ export type PaiReact<TAgents extends Record<string, unknown>> = {
   >(
     name: TName,
     config?: AgentBindingConfig<ContractOf<TAgents[TName]>, TInputs, TOutputs>,
-  ): AgentBinding<TName, MergedContract<ContractOf<TAgents[TName]>, TInputs, TOutputs>>;
+  ): AgentBinding<
+    TName,
+    MergedContract<ContractOf<TAgents[TName]>, TInputs, TOutputs>,
+    ThreadAgentOf<TAgents[TName]>
+  >;
   ThreadProvider: typeof ThreadProvider;
+  /** A thread of any agent; prefer a binding's `useThread()`, which is typed by its agent. */
   useThread: typeof useThread;
   ToolPart: typeof ToolPart;
 };

@@ -12,6 +12,7 @@ export type {
   MergedContract,
   RegisteredAgents,
   SchemaOutput,
+  ThreadAgentOf,
   ToolContractLike,
 } from "./contract-types.js";
 export type { AgentBindingConfig, PaiProviderProps, PaiReact } from "./create-pai-react.js";

@@ -1,5 +1,4 @@
-import type { PendingActionView } from "@pai/client";
-import type { ActionResult } from "@pai/core";
+import type { TypedPendingActionView } from "@pai/client";
 import type { ProjectedMessage, ProjectedToolPart, ToolDataItemView } from "@pai/core/protocol";
 import type { ReactNode } from "react";
 import type { ToolContractLike } from "./contract-types.js";
@@ -11,16 +10,16 @@ import type { ToolContractLike } from "./contract-types.js";
  */
 export type ToolRenderState = "streaming" | "waiting" | "running" | "done" | "error" | "cancelled";
 
-/** A pending action with its input and submit payload narrowed from the tool contract. */
-export type TypedPendingAction<TName extends string, TInput, TPayload> = Omit<
-  PendingActionView,
-  "name" | "input" | "submit"
-> & {
-  name: TName;
-  input: TInput;
-  /** Answers the action; this provider session's client-tool snapshot rides along. */
-  submit(payload: TPayload): Promise<ActionResult>;
-};
+/**
+ * A pending action with its input and submit payload narrowed from the tool contract: the
+ * `@pai/client` view (`TypedPendingActionView`). Submitting through the React bindings
+ * includes this provider session's client-tool snapshot.
+ */
+export type TypedPendingAction<TName extends string, TInput, TPayload> = TypedPendingActionView<
+  TName,
+  TInput,
+  TPayload
+>;
 
 /**
  * The pending action a tool call can have: one arm per suspend point (`tool.point`) and, for

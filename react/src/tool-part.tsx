@@ -1,4 +1,4 @@
-import { isPaiToolPart } from "@pai/client";
+import { isToolPart } from "@pai/client";
 import { PaiError } from "@pai/core";
 import type { ProjectedMessage, ProjectedPart, ProjectedToolPart } from "@pai/core/protocol";
 import { type ReactNode, useContext, useSyncExternalStore } from "react";
@@ -53,7 +53,7 @@ export function ToolPart({ message, part, threadId, fallback }: ToolPartProps): 
   }
   useSyncExternalStore(session.subscribe, session.getVersion, session.getVersion);
   const state = useThreadState(session, id);
-  if (!isPaiToolPart(part)) return null;
+  if (!isToolPart(part)) return null;
   const toolName = toolNameOf(part);
   const pending = state.pending.find((action) => action.origin.toolCallId === part.toolCallId) ?? null;
   const run =

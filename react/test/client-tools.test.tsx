@@ -485,3 +485,69 @@ describe("tool renderers", () => {
     await runtime.waitForIdle(threadId);
   });
 });
+
+describe("a binding's useThread()", () => {
+  it("answers a typed pending action through action(name), with the session's client-tool snapshot", async () => {
+    const { runtime, client, threadId } = await harness([
+      { toolCalls: [{ toolName: "deploy", input: { service: "api" }, toolCallId: "call-deploy" }] },
+      { text: "Deployed." },
+    ]);
+    const Pai = createPaiReact<Agents>();
+    const Main = Pai.agent("main", {
+      clientTools: {
+        "client.getTime": {
+          description: "Local time",
+          inputSchema: z.object({}),
+          outputSchema: z.object({ time: z.string() }),
+          execute: async () => ({ time: "12:00" }),
+        },
+      },
+    });
+    function Approvals() {
+      const thread = Main.useThread();
+      const approval = thread.action("deploy.approval");
+      return (
+        <div>
+          {thread.pending.map((action) =>
+            action.name === "deploy.approval" ? <p key={action.ref.actionId}>{action.input.prompt}</p> : null,
+          )}
+          {approval ? (
+            <button type="button" onClick={() => void approval.submit({ approved: true })}>
+              approve
+            </button>
+          ) : null}
+          {thread.messages.flatMap((message) =>
+            message.parts.map((part) =>
+              part.type === "tool-deploy" && part.state === "output-available" ? (
+                <a key={part.toolCallId} href={part.output.url}>
+                  {part.input.service}
+                </a>
+              ) : null,
+            ),
+          )}
+          <button type="button" onClick={() => void thread.send("go", { clientTools: [] })}>
+            send
+          </button>
+        </div>
+      );
+    }
+    render(
+      <Pai.Provider client={client}>
+        <ThreadProvider threadId={threadId}>
+          <Approvals />
+        </ThreadProvider>
+      </Pai.Provider>,
+    );
+    fireEvent.click(screen.getByText("send"));
+    expect(await screen.findByText("Deploy api?", {}, WAIT)).toBeTruthy();
+    fireEvent.click(screen.getByText("approve"));
+    const link = await screen.findByText("api", {}, WAIT);
+    expect(link.getAttribute("href")).toBe("https://api.example.test");
+    await waitFor(async () => expect(await runtime.lastText(threadId)).toBe("Deployed."), WAIT);
+    expect(screen.queryByText("approve")).toBeNull();
+    // The message went out without client tools; the submit carried the binding's frontend-defined tool.
+    expect((await runtime.lastRun(threadId))?.clientTools?.map((tool) => tool.name)).toEqual([
+      "client.getTime",
+    ]);
+  });
+});

@@ -35,14 +35,19 @@ type Simplify<T> = { [K in keyof T]: T[K] } & {};
 export type { PaiActionData };
 
 /**
- * A pending suspension of the agent, discriminated by `name` (`tool.point`): its input typed by the
- * point's `suspendSchema`, and (type-only) the resume value its `resumeSchema` expects, which
- * `PaiChatTransport.submit` reads.
+ * A pending suspension of the agent, discriminated by `name` (`tool.point`; `toolName` and
+ * `suspendName` are its two halves): its input typed by the point's `suspendSchema`, and
+ * (type-only) the resume value its `resumeSchema` expects, which `PaiChatTransport.submit` reads.
  */
 export type PaiActionDataOf<TAgent> = {
   [K in ToolName<TAgent>]: {
-    [P in keyof ToolSuspend<TAgent, K> & string]: Omit<PaiActionData, "name" | "input"> & {
+    [P in keyof ToolSuspend<TAgent, K> & string]: Omit<
+      PaiActionData,
+      "name" | "toolName" | "suspendName" | "input"
+    > & {
       name: `${K}.${P}`;
+      toolName: K;
+      suspendName: P;
       input: ToolSuspend<TAgent, K>[P]["input"];
       readonly "~resume"?: ToolSuspend<TAgent, K>[P]["resume"];
     };
