@@ -249,10 +249,20 @@ export class ThreadClient<TAgent = AgentContract> {
    * The oldest pending action with this qualified name (`"tool.point"` or `"tool.output"`), or
    * null; typed by the contract. Several calls of one tool can wait at once: filter
    * `getState().pending` by `name` to see them all.
+   *
+   * (`TName` is checked by the parameter's conditional type rather than by a constraint: with a
+   * constraint, an unknown name made TypeScript fall back to every action and report a second
+   * error about the intersection of all payloads; now only the name is reported.)
    */
-  action<TName extends PendingActionName<TAgent>>(name: TName): PendingActionNamed<TAgent, TName> | null {
+  action<TName extends string>(
+    name: TName extends PendingActionName<TAgent> ? TName : PendingActionName<TAgent>,
+  ):
+    | (TName extends PendingActionName<TAgent>
+        ? PendingActionNamed<TAgent, TName>
+        : PendingActionView<TAgent>)
+    | null {
     const found = this.#state.pending.find((action) => action.name === name);
-    return (found ?? null) as PendingActionNamed<TAgent, TName> | null;
+    return (found ?? null) as never;
   }
 
   async #call<T>(run: () => Promise<T>): Promise<T> {

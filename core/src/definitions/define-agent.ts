@@ -9,8 +9,17 @@ import type { AnyToolDefinition, NormalizedToolRegistration } from "./tool-types
 /** The runtime context callbacks see: `undefined` when the agent declares no `runtimeContext`. */
 export type EffectiveRuntimeContext<TContext> = [TContext] extends [never] ? undefined : TContext;
 
-/** The input `defineAgent` accepts. */
-export type DefineAgentConfig<TContext, TTools extends Record<string, AnyToolDefinition>> = {
+/**
+ * The input `defineAgent` accepts. `TCheckContext` is what tool registrations are checked
+ * against (the runtime context, or `undefined` without one) and `TContextSource` how their
+ * errors name it (`"no runtimeContext"` for an agent without one).
+ */
+export type DefineAgentConfig<
+  TContext,
+  TTools extends Record<string, AnyToolDefinition>,
+  TCheckContext = TContext,
+  TContextSource extends string = "the runtimeContext",
+> = {
   name?: string;
   /** Resolves the agent's server-side context for each run/request. */
   runtimeContext?: (args: RuntimeContextArgs) => TContext | Promise<TContext>;
@@ -18,7 +27,7 @@ export type DefineAgentConfig<TContext, TTools extends Record<string, AnyToolDef
    * Tool registrations. A tool whose declared context the runtime context does not
    * satisfy must be registered as `{ tool, mapContext }`.
    */
-  tools?: ToolRegistrationsInput<TTools, EffectiveRuntimeContext<TContext>, TContext>;
+  tools?: ToolRegistrationsInput<TTools, EffectiveRuntimeContext<TContext>, TCheckContext, TContextSource>;
   instructions?:
     | string
     | ((args: ToolResolverArgs<EffectiveRuntimeContext<TContext>>) => string | Promise<string>);
@@ -45,10 +54,24 @@ function acceptsUndefined(schema: unknown): boolean {
 /**
  * Defines an agent: tool registrations, runtime context resolver, instructions, lifecycle
  * hooks and optionally a model. `TContext` defaults to `never` on purpose: that keeps the
- * compile-time context check lenient until `runtimeContext` has been inferred.
+ * compile-time context check lenient until `runtimeContext` has been inferred. `TKeys` learns
+ * whether the config has a `runtimeContext` at all (only that key, so excess-property checks
+ * stay on; `"runtimeContext"` until known, which keeps the check lenient). Without one, tools
+ * are checked against `undefined`.
  */
-export function defineAgent<TContext = never, TTools extends Record<string, AnyToolDefinition> = {}>(
-  config: DefineAgentConfig<TContext, TTools>,
+export function defineAgent<
+  TContext = never,
+  TTools extends Record<string, AnyToolDefinition> = {},
+  TKeys extends PropertyKey = "runtimeContext",
+>(
+  config: DefineAgentConfig<
+    TContext,
+    TTools,
+    "runtimeContext" extends TKeys ? TContext : undefined,
+    "runtimeContext" extends TKeys ? "the runtimeContext" : "no runtimeContext"
+  > & {
+    readonly [K in TKeys & "runtimeContext"]?: unknown;
+  },
 ): AgentDefinition<EffectiveRuntimeContext<TContext>, TTools> {
   if (typeof config !== "object" || config === null) fail("defineAgent: expected a config object.");
   const owner = config.name ? `defineAgent("${config.name}")` : "defineAgent";
@@ -72,7 +95,8 @@ export function defineAgent<TContext = never, TTools extends Record<string, AnyT
   }
   const tools = normalizeRegistrations((config.tools ?? {}) as Record<string, unknown>, owner);
   if (config.runtimeContext === undefined) {
-    // The type check cannot see a missing runtimeContext (see TContext above); catch it here.
+    // The type check catches this for literal configs; a config typed loosely (or plain JS)
+    // reaches this point, so it is checked here too.
     for (const [name, registration] of Object.entries(tools) as Array<[string, NormalizedToolRegistration]>) {
       const contextSchema = registration.tool.config.contextSchema;
       if (!registration.mapContext && contextSchema !== undefined && !acceptsUndefined(contextSchema)) {

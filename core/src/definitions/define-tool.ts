@@ -65,7 +65,12 @@ export type DefineToolConfig<
   /** Capability tokens keyed by ctx name. Requires execute. */
   capabilities?: TCapabilities;
   /** Child tools callable through ctx.tools. Each must be an ordinary backend tool. */
-  tools?: ToolRegistrationsInput<TTools, ToolContextFor<TContextSchema, TTools>>;
+  tools?: ToolRegistrationsInput<
+    TTools,
+    ToolContextFor<TContextSchema, TTools>,
+    ToolContextFor<TContextSchema, TTools>,
+    "the parent tool's context"
+  >;
   /**
    * Backend implementation. Omit it when a client or external worker supplies the output.
    * (Wrapped in an always-true conditional: TypeScript instantiates a conditional contextual

@@ -218,8 +218,12 @@ export type ToolExecutionContext<
   suspendHistory: unknown[];
   data: ToolDataWriter<TContract>;
   files: ScopedFiles;
-  /** Pause at a named wait point and expose typed input to clients. */
-  suspend<TName extends SuspendName<TContract>>(
+  /**
+   * Pause at a named wait point and expose typed input to clients. (The constraint is spelled
+   * out rather than written as `SuspendName<TContract>` so that an unknown name's error lists
+   * the valid names, `"approve" | "confirm"`, instead of printing the alias.)
+   */
+  suspend<TName extends keyof TContract["suspend"] & string>(
     name: TName,
     input: TContract["suspend"][TName]["input"],
   ): ToolSuspendResult<TContract, TName>;
