@@ -5,4 +5,5 @@ export { chatMessages } from "./server/chat-messages.js";
 export { toNodeListener } from "./server/node-listener.js";
 export type { PaiActionData, RunChunksOptions } from "./server/run-chunks.js";
 export { RunChunks } from "./server/run-chunks.js";
+export type { ChatChunk } from "./server/stream-run.js";
 export { streamRun } from "./server/stream-run.js";

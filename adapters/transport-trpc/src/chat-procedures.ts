@@ -1,17 +1,21 @@
 import { type inferProcedureBuilderResolverOptions, TRPCError, tracked } from "@trpc/server";
+import { z } from "zod";
 import type { PaiBaseProcedure } from "./create-pai-router.js";
 import { toTrpcError } from "./errors.js";
 import type { createPaiSchemas } from "./schemas.js";
 
 /**
- * The AI SDK chat protocol as tRPC procedures: `send` and `resume` stream UI message chunks
- * (tracked, so a reconnect of the link is recognized and never sends twice), `messages` reads
- * the thread as a chat holds it. The work is `createChatStreams(pai)` from `@pai/ai-sdk/server`.
+ * The AI SDK chat protocol as tRPC procedures: `send` and `resume` stream UI message chunks,
+ * each `tracked` with its position in the run, so when the link reconnects (its EventSource sends
+ * the last id as `lastEventId`) the stream continues after that chunk, on whichever instance
+ * answers, and never sends twice; `messages` reads the thread as a chat holds it. The work is
+ * `createChatStreams(pai)` from `@pai/ai-sdk/server`.
  */
 
 /**
  * What `createChatStreams(pai)` of `@pai/ai-sdk/server` returns, described structurally so this
- * package does not depend on it. Chunks are the AI SDK's UI message chunks.
+ * package does not depend on it. Chunks are the AI SDK's UI message chunks, each with the id a
+ * stream resumes after (`resume({ lastEventId })`).
  */
 export type PaiChatStreams<TIdentity> = {
   parse(raw: unknown): unknown;
@@ -19,14 +23,24 @@ export type PaiChatStreams<TIdentity> = {
     identity: TIdentity;
     body: never;
     signal?: AbortSignal;
-  }): Promise<{ type: "stream"; stream: AsyncIterable<unknown> } | { type: "answered"; answered: boolean }>;
+  }): Promise<
+    | { type: "stream"; stream: AsyncIterable<{ id: string; chunk: unknown }> }
+    | { type: "answered"; answered: boolean }
+  >;
   resume(input: {
     identity: TIdentity;
     threadId: string;
+    lastEventId?: string;
     signal?: AbortSignal;
-  }): Promise<AsyncIterable<unknown> | null>;
+  }): Promise<AsyncIterable<{ id: string; chunk: unknown }> | null>;
   messages(input: { identity: TIdentity; threadId: string }): Promise<unknown[]>;
 };
+
+/**
+ * A chunk id names the run and what the client holds of its message (live text blocks included),
+ * so it outgrows the 32 characters the version ids of other subscriptions get.
+ */
+const lastEventId = z.string().min(1).max(4096);
 
 export function createChatProcedures<TContext, TMeta, TContextOverrides, TErrorShape, TIdentity>(options: {
   procedure: PaiBaseProcedure<TContext, TMeta, TContextOverrides, TErrorShape>;
@@ -40,6 +54,7 @@ export function createChatProcedures<TContext, TMeta, TContextOverrides, TErrorS
   onInternalError?: (error: unknown, info: { path: string; correlationId: string }) => void;
 }) {
   const { procedure, schemas } = options;
+  const resumeInput = schemas.resume.extend({ lastEventId: lastEventId.optional() });
   const report = (path: string) => (cause: unknown, correlationId: string) =>
     options.onInternalError?.(cause, { path, correlationId });
   const streams = (): PaiChatStreams<TIdentity> => {
@@ -62,39 +77,66 @@ export function createChatProcedures<TContext, TMeta, TContextOverrides, TErrorS
       throw toTrpcError(error, report(path));
     }
   };
-  async function* chunks(path: string, source: AsyncIterable<unknown>, signal: AbortSignal | undefined) {
-    let seq = 0;
+  async function* chunks(
+    path: string,
+    source: AsyncIterable<{ id: string; chunk: unknown }>,
+    signal: AbortSignal | undefined,
+  ) {
     try {
-      for await (const chunk of source) yield tracked(String(++seq), chunk);
+      for await (const { id, chunk } of source) yield tracked(id, chunk);
     } catch (error) {
       if (signal?.aborted) return;
       throw toTrpcError(error, report(path));
     }
   }
+  async function* resumed(
+    path: string,
+    ctx: Parameters<typeof options.identity>[0],
+    input: { threadId: string; lastEventId?: string },
+    signal: AbortSignal | undefined,
+  ) {
+    const stream = await call(path, ctx, (identity) =>
+      streams().resume({ identity, ...input, ...(signal ? { signal } : {}) }),
+    );
+    if (stream) yield* chunks(path, stream, signal);
+  }
 
   return {
     /**
      * Sends a message or answers waiting calls (the body `PaiChatTransport` builds) and streams the
-     * run. A reconnect of the link (it carries `lastEventId`) ends the stream instead of sending
-     * again; `resume` replays the run.
+     * run. A reconnect of the link (it carries `lastEventId`) continues the run after that chunk
+     * instead of sending again.
      */
     send: procedure.input(schemas.send).subscription(async function* ({ ctx, input, signal }) {
-      const { lastEventId, ...raw } = input as Record<string, unknown>;
-      if (lastEventId !== undefined) return;
+      const { lastEventId: last, ...raw } = input as Record<string, unknown>;
+      if (last !== undefined) {
+        const parsed = lastEventId.safeParse(last);
+        if (!parsed.success) throw new TRPCError({ code: "BAD_REQUEST", message: "Invalid lastEventId." });
+        const body = await call("chat.send", ctx, async () => streams().parse(raw) as { threadId: string });
+        yield* resumed("chat.send", ctx, { threadId: body.threadId, lastEventId: parsed.data }, signal);
+        return;
+      }
       const result = await call("chat.send", ctx, (identity) =>
         streams().post({ identity, body: streams().parse(raw) as never, ...(signal ? { signal } : {}) }),
       );
       if (result.type === "answered") return;
       yield* chunks("chat.send", result.stream, signal);
     }),
-    /** Replays the thread's active run from its beginning (nothing when the thread is idle). */
-    resume: procedure.input(schemas.resume).subscription(async function* ({ ctx, input, signal }) {
-      if (input.lastEventId !== undefined) return;
-      const stream = await call("chat.resume", ctx, (identity) =>
-        streams().resume({ identity, threadId: input.threadId, ...(signal ? { signal } : {}) }),
-      );
-      if (stream) yield* chunks("chat.resume", stream, signal);
-    }),
+    /**
+     * Replays the thread's active run from its beginning (nothing when the thread is idle); after a
+     * reconnect, continues the run after `lastEventId`.
+     */
+    resume: procedure.input(resumeInput).subscription(({ ctx, input, signal }) =>
+      resumed(
+        "chat.resume",
+        ctx,
+        {
+          threadId: input.threadId,
+          ...(input.lastEventId !== undefined ? { lastEventId: input.lastEventId } : {}),
+        },
+        signal,
+      ),
+    ),
     /** The thread's messages as a chat holds them. */
     messages: procedure
       .input(schemas.messages)

@@ -86,7 +86,7 @@ export async function modelStep(
   });
   const { collected, toolCalls, streamError } = await collectStream(result.stream, {
     isRegistered: (name) => Boolean(agent.tools[name]),
-    onDelta: (kind, delta) =>
+    onDelta: (kind, delta, blockId) =>
       live({
         type: "live",
         threadId,
@@ -96,6 +96,9 @@ export async function modelStep(
           runId: run.runId,
           messageId,
           delta,
+          // A watcher that attached mid-run places the delta by these, not by what it saw before.
+          blockId,
+          step: run.step + 1,
         },
       }),
   });

@@ -15,8 +15,9 @@ import type { ChatAnswer, ChatRequestBody } from "../wire.js";
  * chat id is the PAI thread id (create the thread first, on your server). A user message starts
  * or continues a run; the SDK's own `addToolOutput` and `addToolApprovalResponse` answer calls that
  * wait on the client; other suspend points are answered with `submit` / `cancel` / `fail`, then
- * `chat.resumeStream()` picks up the run. Reconnecting replays the running run from its start, so
- * a reload or a restarted server loses nothing.
+ * `chat.resumeStream()` picks up the run. `resumeStream()` (and so a reload) replays the running
+ * run from its start, so a reload or a restarted server loses nothing; a tRPC connection whose
+ * link reconnects mid-stream continues after the last chunk it received.
  */
 export type PaiChatTransportOptions = {
   /** Frontend-defined client tools sent with every request. */

@@ -6,8 +6,9 @@ import type { ConnectionOptions, PaiChatConnection } from "./pai-chat-transport.
  * The chat protocol over tRPC, for hosts that expose nothing else: pass the `chat` procedures of
  * `createPaiRouter({ chat: createChatStreams(pai) })` from your typed client, e.g.
  * `new PaiChatTransport({ connection: trpcChatConnection(client.pai.chat) })`. Subscriptions need
- * tRPC's `httpSubscriptionLink` (SSE). A stream the link has to reconnect ends early instead of
- * sending twice; `resumeStream()` then replays the run.
+ * tRPC's `httpSubscriptionLink` (SSE). Every chunk is `tracked` with its position in the run, so
+ * when the link reconnects (a dropped connection, a restarted server, another instance on the same
+ * storage) the stream continues after the last chunk the chat received, without `resumeStream()`.
  */
 type Subscribe = (
   input: never,
@@ -62,9 +63,9 @@ function stream(
       };
       subscription = subscribe(input as never, {
         ...(options.abortSignal ? { signal: options.abortSignal } : {}),
-        // Chunks are tracked by the server (`{ id, data }`), so a reconnect is recognized.
+        // Tracked chunks arrive as `{ id, data }`; the link resends the id itself when it reconnects.
         onData: (data) => {
-          if (!done) controller.enqueue(((data as { data?: unknown }).data ?? data) as UIMessageChunk);
+          if (!done) controller.enqueue((data as { data: unknown }).data as UIMessageChunk);
         },
         onError: (error) => {
           if (done) return;

@@ -2,7 +2,7 @@ import { type ActionRow, PaiError, type PaiErrorCode, type PaiService, type Thre
 import { createUIMessageStreamResponse, type UIMessage, type UIMessageChunk } from "ai";
 import { type ChatAnswer, type ChatRequestBody, chatRequestSchema } from "../wire.js";
 import { chatMessages } from "./chat-messages.js";
-import { streamRun } from "./stream-run.js";
+import { type ChatChunk, streamRun } from "./stream-run.js";
 
 /**
  * A PAI thread behind the AI SDK's chat protocol, as a fetch-style handler any server can mount
@@ -78,7 +78,7 @@ export function createPaiChatHandler<TIdentity>(
  * The chat protocol without a transport: what the fetch handler and the tRPC procedure both run.
  * `post` sends a message or applies answers and returns the run's chunks (or, for `stream: false`,
  * whether anything was answered); `resume` returns the running run's chunks from its beginning, or
- * null when nothing is running.
+ * null when nothing is running, or with `lastEventId` (a chunk's id) that run's chunks after it.
  */
 export function createChatStreams<TIdentity>(pai: ChatPai<TIdentity>) {
   const { service } = pai;
@@ -86,19 +86,36 @@ export function createChatStreams<TIdentity>(pai: ChatPai<TIdentity>) {
   async function resume(input: {
     identity: TIdentity;
     threadId: string;
+    /** The id of the last chunk the client holds: the stream continues that chunk's run after it. */
+    lastEventId?: string;
     signal?: AbortSignal;
-  }): Promise<AsyncGenerator<UIMessageChunk> | null> {
+  }): Promise<AsyncGenerator<ChatChunk> | null> {
     if (input.threadId.length === 0 || input.threadId.length > 512) {
       throw new PaiError("INVALID_INPUT", "threadId is required (at most 512 characters).");
     }
     const base = await service.threads.get({ identity: input.identity, threadId: input.threadId });
+    if (input.lastEventId !== undefined) {
+      const split = input.lastEventId.lastIndexOf(":");
+      const runId = input.lastEventId.slice(0, Math.max(split, 0));
+      // The run is looked up in the thread the identity may read, so an id never reaches another thread.
+      if (!base.runs.some((run) => run.runId === runId)) {
+        throw new PaiError("INVALID_INPUT", "lastEventId names no run of this thread.");
+      }
+      return chunksOf(
+        input.identity,
+        base,
+        runId,
+        { after: input.lastEventId.slice(split + 1) },
+        input.signal,
+      );
+    }
     // A waiting run is replayed too: a client that answered through `submit` and resumes may find
     // the run already parked at its next wait point, and must still see it.
     const run = base.runs.find(
       (candidate) => candidate.status === "running" || candidate.status === "waiting",
     );
     if (!run) return null;
-    return chunksOf(input.identity, base, run.runId, false, input.signal);
+    return chunksOf(input.identity, base, run.runId, {}, input.signal);
   }
 
   async function post(input: {
@@ -106,7 +123,7 @@ export function createChatStreams<TIdentity>(pai: ChatPai<TIdentity>) {
     body: ChatRequestBody;
     signal?: AbortSignal;
   }): Promise<
-    { type: "stream"; stream: AsyncGenerator<UIMessageChunk> } | { type: "answered"; answered: boolean }
+    { type: "stream"; stream: AsyncGenerator<ChatChunk> } | { type: "answered"; answered: boolean }
   > {
     const { identity, body } = input;
     const threadId = body.threadId;
@@ -122,7 +139,10 @@ export function createChatStreams<TIdentity>(pai: ChatPai<TIdentity>) {
         message: { ...(body.message.id ? { id: body.message.id } : {}), parts: body.message.parts as never },
         ...extras,
       });
-      return { type: "stream", stream: chunksOf(identity, base, sent.runId, false, input.signal) };
+      return {
+        type: "stream",
+        stream: chunksOf(identity, base, sent.runId, { announce: true }, input.signal),
+      };
     }
     let runId: string | undefined;
     for (const answer of body.answers ?? []) {
@@ -131,8 +151,11 @@ export function createChatStreams<TIdentity>(pai: ChatPai<TIdentity>) {
     }
     if (body.stream === false) return { type: "answered", answered: runId !== undefined };
     runId ??= base.runs.find((run) => run.status === "running")?.runId;
-    if (!runId) return { type: "stream", stream: (async function* () {})() };
-    return { type: "stream", stream: chunksOf(identity, base, runId, true, input.signal) };
+    if (!runId) return { type: "stream", stream: (async function* (): AsyncGenerator<ChatChunk> {})() };
+    return {
+      type: "stream",
+      stream: chunksOf(identity, base, runId, { delivered: true, announce: true }, input.signal),
+    };
   }
 
   /**
@@ -237,15 +260,17 @@ export function createChatStreams<TIdentity>(pai: ChatPai<TIdentity>) {
     identity: TIdentity,
     base: ThreadSnapshot,
     runId: string,
-    delivered: boolean,
+    from: { delivered?: boolean; after?: string; announce?: boolean },
     signal: AbortSignal | undefined,
-  ): AsyncGenerator<UIMessageChunk> {
+  ): AsyncGenerator<ChatChunk> {
     return streamRun({
       service,
       identity,
       base,
       runId,
-      delivered,
+      delivered: from.delivered ?? false,
+      announce: from.announce ?? false,
+      ...(from.after !== undefined ? { after: from.after } : {}),
       isApproval: (action) => isApproval(base, action),
       ...(signal ? { signal } : {}),
     });
@@ -263,17 +288,17 @@ export function createChatStreams<TIdentity>(pai: ChatPai<TIdentity>) {
   return { parse: parseChatRequest, post, resume, messages };
 }
 
-function streamResponse(stream: AsyncGenerator<UIMessageChunk>): Response {
+function streamResponse(stream: AsyncGenerator<ChatChunk>): Response {
   return createUIMessageStreamResponse({ stream: fromGenerator(stream) });
 }
 
-function fromGenerator(chunks: AsyncGenerator<UIMessageChunk>): ReadableStream<UIMessageChunk> {
+function fromGenerator(chunks: AsyncGenerator<ChatChunk>): ReadableStream<UIMessageChunk> {
   return new ReadableStream<UIMessageChunk>({
     async pull(controller) {
       try {
         const next = await chunks.next();
         if (next.done) controller.close();
-        else controller.enqueue(next.value);
+        else controller.enqueue(next.value.chunk);
       } catch (error) {
         // The stream has started: the failure reaches the client as the protocol's error chunk.
         controller.enqueue({
