@@ -403,9 +403,12 @@ function closeRun(
   return { ok: true, events };
 }
 
+/** The error text of a call abandoned with no reason given, e.g. by a graceful shutdown. */
+export const ABANDONED_TEXT = "Cancelled: the call was abandoned before it produced a result.";
+
 /** The model-visible text of a cancelled call. Clients read it as `part.cancelled`. */
 export function cancellationText(reason: string | null | undefined): string {
-  return reason ? `Cancelled: ${reason}` : "Cancelled: the call was abandoned before it produced a result.";
+  return reason ? `Cancelled: ${reason}` : ABANDONED_TEXT;
 }
 
 /** The model-visible text of a call abandoned because its run failed. */

@@ -1,4 +1,4 @@
-import { INTERRUPTED_TEXT } from "@pai/core";
+import { ABANDONED_TEXT, INTERRUPTED_TEXT } from "@pai/core";
 import type { ProjectedMessage } from "@pai/core/protocol";
 import type { ToolRenderState } from "@pai/react";
 import { RETRYABLE_TOOLS } from "../../server/retry-policy.js";
@@ -6,12 +6,10 @@ import { RETRYABLE_TOOLS } from "../../server/retry-policy.js";
 /**
  * What a call's error text reads when the server stopped while it ran: after a crash, recovery
  * records INTERRUPTED_TEXT; a graceful shutdown (`pai.close()`, Ctrl-C on `npm start`) aborts the
- * call, which then ends as "abandoned" (docs/deployment.md, "Graceful shutdown"). A cancel by a
- * person ends as `cancelled` instead, so an `error` with this text was the server's doing.
- */
-const ABANDONED_TEXT = "Cancelled: the call was abandoned before it produced a result.";
-
-/** Whether a tool call failed only because the server stopped while it ran. */
+ * call, which then ends with ABANDONED_TEXT (docs/deployment.md, "Graceful shutdown"). A cancel by
+ * a person ends as `cancelled` instead, so an `error` with either text was the server's doing.
+ *
+ * Whether a tool call failed only because the server stopped while it ran. */
 export function isInterrupted(state: ToolRenderState, errorText: string | undefined): boolean {
   return state === "error" && (errorText === INTERRUPTED_TEXT || errorText === ABANDONED_TEXT);
 }
