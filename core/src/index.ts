@@ -230,4 +230,4 @@ export type {
 } from "./state/rows.js";
 export type { ThreadSnapshot } from "./state/snapshot.js";
 // The error text of a tool call a crash interrupted, as apps see it in the tool part.
-export { INTERRUPTED_TEXT } from "./state/transitions.js";
+export { ABANDONED_TEXT, INTERRUPTED_TEXT } from "./state/transitions.js";
