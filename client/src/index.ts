@@ -1,4 +1,11 @@
-export { getToolName, isPaiToolPart } from "@pai/core";
+export {
+  type AnyToolPart,
+  getToolName,
+  isPaiToolPart,
+  isToolPart,
+  type NamedToolPart,
+  type ToolPartName,
+} from "@pai/core";
 export type { PaiClient, PaiClientOptions } from "./create-pai-client.js";
 export { createPaiClient } from "./create-pai-client.js";
 export type {

@@ -4,7 +4,7 @@ import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import {
   createPaiClient,
-  isPaiToolPart,
+  isToolPart,
   type PaiClient,
   type PaiPendingAction,
   type PaiThreadState,
@@ -117,11 +117,10 @@ describe("pending actions of a typed client", () => {
 });
 
 describe("messages of a typed client", () => {
-  it("tool parts narrow by type and state to typed input, output, data and suspensions", async () => {
+  it("tool parts narrow by tool and state to typed input, output, data and suspensions", async () => {
     for (const message of state.messages) {
       for (const part of message.parts) {
-        if (!isPaiToolPart(part)) continue;
-        if (part.type === "tool-requestApproval") {
+        if (isToolPart(part, "requestApproval")) {
           if (part.state === "output-available") {
             expectTypeOf(part.output).toEqualTypeOf<{ approved: boolean; comment?: string | undefined }>();
             expectTypeOf(part.input).toEqualTypeOf<{ summary: string }>();
@@ -147,12 +146,12 @@ describe("messages of a typed client", () => {
           > | null>();
           if (action?.name === "requestApproval.approval") await action.submit({ approved: true });
         }
-        if (part.type === "tool-search") {
+        if (isToolPart(part, "search")) {
           if (part.state === "output-available") expectTypeOf(part.output).toEqualTypeOf<{ hits: number }>();
           // A tool that never waits has no pending action.
           expectTypeOf(thread.getPendingAction(message, part)).toEqualTypeOf<null>();
         }
-        if (part.type === "tool-getSelectedText" && part.state === "input-available") {
+        if (isToolPart(part, "getSelectedText") && part.state === "input-available") {
           expectTypeOf(part.input).toEqualTypeOf<{ maxLength: number }>();
         }
         if (part.type === "dynamic-tool") {

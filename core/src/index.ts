@@ -131,6 +131,8 @@ export type {
 // Runtime (lead)
 export { createAgentRuntime, createPai, scopeFromIdentity } from "./pai/create-pai.js";
 export { getToolName, isPaiToolPart } from "./parts/get-tool-name.js";
+export type { AnyToolPart, NamedToolPart, ToolPartName } from "./parts/is-tool-part.js";
+export { isToolPart } from "./parts/is-tool-part.js";
 // Typed client views (@pai/client typed bindings)
 export type {
   PaiDynamicToolPart,

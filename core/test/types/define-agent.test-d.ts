@@ -5,7 +5,7 @@ import {
   defineTool,
   getToolName,
   type InferAgentContract,
-  isPaiToolPart,
+  isToolPart,
   type PaiStaticToolPart,
   type PaiSuspensionState,
   type PaiToolPart,
@@ -195,10 +195,10 @@ describe("projected tool parts", () => {
     >();
   });
 
-  test("isPaiToolPart narrows a message part union; getToolName reads both part kinds", () => {
+  test("isToolPart narrows a message part union; getToolName reads both part kinds", () => {
     const message = {} as PaiUIMessage<typeof exampleAgent>;
     for (const part of message.parts) {
-      if (isPaiToolPart(part)) {
+      if (isToolPart(part)) {
         expectTypeOf(part).toEqualTypeOf<PaiToolPart<typeof exampleAgent>>();
         expectTypeOf(getToolName(part)).toEqualTypeOf<string>();
       }
