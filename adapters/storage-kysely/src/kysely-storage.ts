@@ -15,7 +15,6 @@ import type { Kysely } from "kysely";
 import { planCommit } from "./commit-plan.js";
 import { type DialectFamily, pickSqlFamily } from "./dialect-family.js";
 import { errorFields, type StatementScope } from "./families/sql-family.js";
-import type { CommitNotification } from "./postgres-statements.js";
 import { decodeCursor, encodeCursor, RowCodec } from "./row-codec.js";
 import { DEFAULT_TABLE_PREFIX, type TableNames, tableNames } from "./table-names.js";
 import { insertIfAbsent } from "./transactional-statements.js";
@@ -26,9 +25,9 @@ export type KyselyStorageOptions = {
   /** Prefix of every PAI table (default `pai_`); the same one `migrateToLatest` used. */
   tablePrefix?: string;
   /**
-   * When set, every successful commit publishes `thread-advanced` on it. A `postgresNotifier`
-   * on the same database is notified by the commit statement itself (atomically, no extra
-   * round trip); any other notifier is published to after the commit (best effort).
+   * When set, every successful commit publishes `thread-advanced` on it, right after the commit
+   * and without waiting for it (best effort: watchers re-read storage by version, and a quiet
+   * watcher re-reads on its own after the runtime's `watchCatchUpMs`).
    */
   notifier?: NotifierV1;
   /** Overrides dialect detection for third-party Kysely dialects. */
@@ -77,10 +76,7 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
   const codec = new RowCodec(family.json);
   const notifier = options.notifier;
 
-  const commitChannel = (notifier as { commitChannel?: unknown } | undefined)?.commitChannel;
-  const notification: CommitNotification | null =
-    family.notifiesInCommitStatement && typeof commitChannel === "string" ? { channel: commitChannel } : null;
-  const scope: StatementScope = { db, tables: t, codec, notification };
+  const scope: StatementScope = { db, tables: t, codec };
 
   /** Turns driver errors into messages that say what to do next. */
   async function guarded<T>(what: string, run: () => Promise<T>): Promise<T> {
@@ -119,7 +115,7 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
           }
         }
       });
-      if (result.ok && notifier && !notification) {
+      if (result.ok && notifier) {
         // Delivery is best effort by contract: watchers re-read committed events by version.
         notifier
           .publish({ type: "thread-advanced", threadId: input.threadId, version: result.version })

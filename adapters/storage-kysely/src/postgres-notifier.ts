@@ -28,11 +28,6 @@ export type PostgresNotifierOptions = {
 export type PostgresNotifier = NotifierV1 & {
   /** Resolves once the listening connection has run LISTEN (subscribing starts it). */
   ready(): Promise<void>;
-  /**
-   * The NOTIFY channel. `kyselyStorage` given this notifier calls `pg_notify` on it inside each
-   * commit statement, so the storage and the notifier must use the same database.
-   */
-  readonly commitChannel: string;
   close(): Promise<void>;
 };
 
@@ -213,7 +208,6 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
 
   return {
     specificationVersion: "v1",
-    commitChannel: channel,
 
     publish(message) {
       if (closed)

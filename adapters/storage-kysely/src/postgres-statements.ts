@@ -62,9 +62,6 @@ const cteOf: Record<TableWrite["table"], { name: string; columns: Column[] }> = 
   toolData: { name: "d", columns: toolDataColumns },
 };
 
-/** Where commits announce themselves: `pg_notify(channel, payload)` inside the commit statement. */
-export type CommitNotification = { channel: string };
-
 // Rows travel inside one JSON document (`jsonb_to_recordset`), so their JSON columns stay values
 // instead of being encoded as text parameters.
 const inline = new RowCodec({ encode: (value) => value, decode: (value) => value });
@@ -104,7 +101,6 @@ export async function postgresCommit(
   codec: RowCodec,
   input: StorageCommit,
   plan: CommitPlan,
-  notification: CommitNotification | null,
 ): Promise<PostgresCommitResult> {
   const { threadId, expectedVersion, now } = input;
   const version = expectedVersion + 1;
@@ -150,16 +146,10 @@ export async function postgresCommit(
     insert into ${sql.table(t.threadEvents)} (thread_id, version, events, created_at)
     select ${threadId}, t.version, ${codec.json(input.events)}::jsonb, ${now} from t
   )`);
-  // A SELECT-only CTE runs only when referenced, hence the count(*) below.
-  const notify = notification
-    ? sql`, n as (
-        select pg_notify(${notification.channel}, json_build_object('type', 'thread-advanced', 'threadId', ${threadId}::text, 'version', t.version)::text) from t
-      )`
-    : sql``;
-  const result = await sql<{ version: number | null }>`with ${sql.join(ctes)}${notify}
-    select (select version from t) as version${notification ? sql`, (select count(*) from n) as notified` : sql``}`.execute(
-    db,
-  );
+  // No pg_notify here: a transaction that notifies holds Postgres' global notify lock through
+  // its commit (and so its WAL flush), which serializes every commit of every instance.
+  const result = await sql<{ version: number | null }>`with ${sql.join(ctes)}
+    select (select version from t) as version`.execute(db);
   const row = result.rows[0];
   return { version: row?.version === null || row?.version === undefined ? null : Number(row.version) };
 }

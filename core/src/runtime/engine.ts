@@ -49,6 +49,7 @@ export class Engine implements RuntimeCore, RuntimeCommands {
   readonly history = new ModelHistory();
   readonly instanceId: string;
   readonly generateId: () => string;
+  readonly watchCatchUpMs: number;
   readonly #agents: Map<string, RegisteredAgent>;
   readonly #driver: RunDriver;
   #closed = false;
@@ -62,6 +63,7 @@ export class Engine implements RuntimeCore, RuntimeCommands {
     this.files = options.files;
     this.generateId = options.generateId ?? (() => globalThis.crypto.randomUUID());
     this.instanceId = options.instanceId ?? `pai-${globalThis.crypto.randomUUID()}`;
+    this.watchCatchUpMs = watchCatchUpMs(options.watchCatchUpMs);
     this.store = new ThreadStore(options.storage, this.notifier, options.clock ?? (() => new Date()));
     this.capabilities = new CapabilityRegistry(options.capabilities ?? {}, (error) =>
       this.reportError({ error, phase: "hook" }),
@@ -351,3 +353,15 @@ function toJsonOrNull(value: unknown): JsonValue | null {
 }
 
 export type { JsonObject, RegisteredAgent };
+
+/** Between 10 ms and a day: a larger value (or Infinity) would never catch up, a tiny one polls. */
+function watchCatchUpMs(value: number | undefined): number {
+  if (value === undefined) return 15_000;
+  if (!Number.isFinite(value) || value < 10 || value > 86_400_000) {
+    throw new PaiError(
+      "INVALID_DEFINITION",
+      `watchCatchUpMs must be a number of milliseconds between 10 and 86400000, got ${value}.`,
+    );
+  }
+  return value;
+}

@@ -17,6 +17,8 @@ export interface RuntimeCommands {
   readonly notifier: NotifierV1;
   readonly files: FilesV1 | undefined;
   readonly generateId: () => string;
+  /** How long a watcher waits without a notification before it re-reads storage anyway. */
+  readonly watchCatchUpMs: number;
   agent(agentId: string): RegisteredAgent;
   defaultAgentId(): string;
   json(value: unknown, label?: string): JsonValue;

@@ -71,6 +71,12 @@ export type RuntimeOptions = {
   hooks?: RuntimeHooks;
   /** Full details of unexpected errors (tools, hooks, models, recovery). */
   onRuntimeError?: (report: RuntimeErrorReport) => void;
+  /**
+   * A watcher that hears no notification for this long re-reads storage anyway, in ms, so a
+   * notification that never arrived (its publisher crashed right after the commit, or the
+   * listening connection was down) delays a watcher by at most this. Default 15 s.
+   */
+  watchCatchUpMs?: number;
   /** Lease length for runs driven by this process, in ms. Default 30 s. */
   leaseMs?: number;
   /** Identifies this process in leases. Default: a random id. */

@@ -22,7 +22,9 @@ function yieldToEventLoop(): Promise<void> {
  * re-read storage from the last delivered version, so nothing is lost or duplicated even when
  * notifications are dropped or arrive out of order. Each read goes page by page
  * (`WATCH_REPLAY_PAGE_SIZE` batches, each page after the last delivered version) until a short
- * page shows the watcher has caught up; live events queued meanwhile follow, as before.
+ * page shows the watcher has caught up; live events queued meanwhile follow, as before. A
+ * watcher that hears nothing for `watchCatchUpMs` reads anyway, so a lost notification only
+ * delays it.
  */
 export async function* watchThread(
   engine: RuntimeCommands,
@@ -82,10 +84,18 @@ export async function* watchThread(
       }
       if (needsRead) continue;
       if (signal?.aborted) break;
+      let catchUp: ReturnType<typeof setTimeout> | undefined;
       await new Promise<void>((resolve) => {
         wake = resolve;
-        if (queue.length > 0 || signal?.aborted) resolve();
+        if (queue.length > 0 || signal?.aborted) return resolve();
+        // Notifications are best effort: a quiet watcher checks storage now and then.
+        catchUp = setTimeout(() => {
+          needsRead = true;
+          resolve();
+        }, engine.watchCatchUpMs);
+        catchUp.unref?.();
       });
+      clearTimeout(catchUp);
       wake = undefined;
     }
   } finally {

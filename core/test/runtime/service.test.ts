@@ -181,6 +181,59 @@ describe("service", () => {
     expect([...seen].sort()).toEqual([...created].sort());
   });
 
+  it("a watcher whose commit notifications are lost still delivers every commit, after watchCatchUpMs", async () => {
+    // Notifications are best effort (a publisher can crash between its commit and its NOTIFY):
+    // this notifier loses every thread-advanced message, so only the catch-up read can deliver.
+    const base = createMemoryNotifier();
+    const subscribed = deferred();
+    const notifier: NotifierV1 = {
+      specificationVersion: "v1",
+      publish: (message) => (message.type === "thread-advanced" ? Promise.resolve() : base.publish(message)),
+      subscribe(threadId, listener) {
+        const unsubscribe = base.subscribe(threadId, listener);
+        subscribed.resolve();
+        return unsubscribe;
+      },
+    };
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: {} }),
+      model: [{ text: "done" }],
+      notifier,
+      watchCatchUpMs: 50,
+    });
+    const threadId = await t.createThread();
+    const initial = await t.snapshot(threadId);
+    const controller = new AbortController();
+    const versions: number[] = [];
+    const consumer = (async () => {
+      for await (const event of t.pai.service.threads.watch({
+        identity: t.identity,
+        threadId,
+        afterVersion: initial.thread.version,
+        signal: controller.signal,
+      })) {
+        if (event.type === "committed") versions.push(event.version);
+      }
+    })();
+    await subscribed.promise;
+    await t.send(threadId, "hi");
+    const final = await t.snapshot(threadId);
+    expect(final.runs.at(-1)?.status).toBe("completed");
+    await vi.waitFor(() => expect(versions.at(-1)).toBe(final.thread.version), { timeout: 2000 });
+    controller.abort();
+    await consumer;
+    expect(versions).toEqual([...versions].sort((a, b) => a - b));
+    expect(new Set(versions).size).toBe(versions.length);
+  });
+
+  it("refuses a watchCatchUpMs that would never catch up or would poll", async () => {
+    for (const watchCatchUpMs of [0, 5, Number.POSITIVE_INFINITY, Number.NaN, 86_400_001]) {
+      await expect(
+        createTestRuntime({ agent: defineAgent({ tools: {} }), model: [], watchCatchUpMs }),
+      ).rejects.toThrow(/watchCatchUpMs must be a number of milliseconds between 10 and 86400000/);
+    }
+  });
+
   it("watch yields committed events in version order plus live text deltas, and replaying them equals a fresh get", async () => {
     const { notifier, subscribed } = observedNotifier();
     const t = await createTestRuntime({

@@ -9,5 +9,4 @@ export const pgliteFamily: SqlFamily = {
   // No other process can open the same database, so leases never contend and nobody listens.
   capabilities: { sharedAcrossProcesses: false, listenNotify: false },
   // A postgresNotifier talks to a Postgres server over `pg`; it can never share PGlite's database.
-  notifiesInCommitStatement: false,
 };

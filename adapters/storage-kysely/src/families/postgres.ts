@@ -19,7 +19,6 @@ export const postgresFamily: SqlFamily = {
   dialect: "postgres",
   engine: "postgres",
   capabilities: { sharedAcrossProcesses: true, listenNotify: true },
-  notifiesInCommitStatement: true,
 
   // Ids and stamps use the "C" collation: the default one is locale-aware, which would break
   // keyset cursors that assume JavaScript string order.
@@ -40,14 +39,7 @@ export const postgresFamily: SqlFamily = {
   ignoreConflict: onConflictIgnore,
 
   async commit(scope, input, plan) {
-    const { version } = await postgresCommit(
-      scope.db,
-      scope.tables,
-      scope.codec,
-      input,
-      plan,
-      scope.notification,
-    );
+    const { version } = await postgresCommit(scope.db, scope.tables, scope.codec, input, plan);
     if (version !== null) return { ok: true, version };
     // The guard matched nothing: read the version as it is now (the rare path).
     return {

@@ -5,7 +5,6 @@ import type { StorageCapabilities, StorageCommit, StorageCommitResult, ThreadSna
 import type { ColumnDataType, Expression, InsertQueryBuilder, InsertResult, Kysely } from "kysely";
 import type { CommitPlan, UpsertRule } from "../commit-plan.js";
 import type { DialectFamily } from "../dialect-family.js";
-import type { CommitNotification } from "../postgres-statements.js";
 import type { RowCodec } from "../row-codec.js";
 import type { TableNames } from "../table-names.js";
 
@@ -26,8 +25,6 @@ export type StatementScope = {
   db: Kysely<any>;
   tables: TableNames;
   codec: RowCodec;
-  /** Set only when the commit statement itself should `pg_notify` a postgresNotifier. */
-  notification: CommitNotification | null;
 };
 
 export interface SqlFamily {
@@ -36,8 +33,6 @@ export interface SqlFamily {
   /** The engine in the storage's name, `kysely-<engine>`. */
   readonly engine: "postgres" | "pglite" | "mysql" | "sqlite";
   readonly capabilities: StorageCapabilities;
-  /** Whether a postgresNotifier on the same database can be notified by the commit statement itself. */
-  readonly notifiesInCommitStatement: boolean;
 
   /** Physical column types; ids and stamps must compare byte-wise (see migrations). */
   readonly columnTypes: Record<ColumnKind, ColumnType>;

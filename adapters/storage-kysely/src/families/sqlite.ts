@@ -19,7 +19,6 @@ export const sqliteFamily: SqlFamily = {
   dialect: "sqlite",
   engine: "sqlite",
   capabilities: { sharedAcrossProcesses: false, listenNotify: false },
-  notifiesInCommitStatement: false,
 
   // SQLite's text compares byte-wise by default (BINARY collation), as JavaScript strings do.
   columnTypes: {

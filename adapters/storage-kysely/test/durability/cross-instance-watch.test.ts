@@ -1,6 +1,6 @@
 import type { WatchEvent } from "@pai/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { kyselyStorage, migrateToLatest } from "../../src/index.js";
+import { kyselyStorage, migrateToLatest, tableNames } from "../../src/index.js";
 import { openEngine } from "../support/engines.js";
 import { createMarkerTable, dropMarkerTable, type Plan, readMarkers } from "./fixtures/durability-agent.js";
 import { assertChildProcessesCanRun, WorkerProcess } from "./worker-process.js";
@@ -17,20 +17,42 @@ describe("cross-instance watch over Postgres LISTEN/NOTIFY", async () => {
   const channel = `${prefix}notify`;
   const watcher = new WorkerProcess({ instanceId: "proc-a" });
   const executor = new WorkerProcess({ instanceId: "proc-b", toolDelayMs: [5, 20], modelDelayMs: [5, 20] });
+  // A second pair on its own tables: an executor whose commits are never notified (it dies after
+  // each commit, before its NOTIFY) and a watcher that only its catch-up reads can serve.
+  const quietPrefix = `${prefix}q_`;
+  const catchUpWatcher = new WorkerProcess({ instanceId: "proc-c" });
+  const silentExecutor = new WorkerProcess({ instanceId: "proc-d", toolDelayMs: [5, 20] });
 
   beforeAll(async () => {
     assertChildProcessesCanRun();
     await migrateToLatest(db, { tablePrefix: prefix });
     await createMarkerTable(db, prefix);
-    await Promise.all([watcher.ready(), executor.ready()]);
+    await migrateToLatest(db, { tablePrefix: quietPrefix });
+    await createMarkerTable(db, quietPrefix);
+    await Promise.all([watcher, executor, catchUpWatcher, silentExecutor].map((worker) => worker.ready()));
     await Promise.all(
       [watcher, executor].map((worker) => worker.request("open", { prefix, leaseMs: 2_000, channel })),
     );
+    await catchUpWatcher.request("open", {
+      prefix: quietPrefix,
+      leaseMs: 2_000,
+      channel,
+      watchCatchUpMs: 200,
+    });
+    await silentExecutor.request("open", {
+      prefix: quietPrefix,
+      leaseMs: 2_000,
+      channel,
+      dropCommitNotifications: true,
+    });
   });
 
   afterAll(async () => {
-    await Promise.all([watcher.stop(), executor.stop()]);
+    await Promise.all([watcher.stop(), executor.stop(), catchUpWatcher.stop(), silentExecutor.stop()]);
     await dropMarkerTable(db, prefix);
+    await dropMarkerTable(db, quietPrefix);
+    for (const table of Object.values(tableNames(quietPrefix)))
+      await db.schema.dropTable(table).ifExists().execute();
     await engine.dispose();
   });
 
@@ -89,6 +111,41 @@ describe("cross-instance watch over Postgres LISTEN/NOTIFY", async () => {
     const live = received().filter((item) => item.type === "live");
     console.log(
       `[durability] cross-instance watch: process A received versions ${versions[0]}..${versions.at(-1)} (${versions.length} commits, ${committed.reduce((sum, item) => sum + item.events.length, 0)} events, no gaps) plus ${live.length} live events from process B`,
+    );
+  });
+  it("a process killed between its commits and their NOTIFYs: a watcher elsewhere still gets every commit, by catching up", async () => {
+    const threadId = "unannounced";
+    const quietStorage = kyselyStorage({ db, tablePrefix: quietPrefix });
+    await silentExecutor.request("create", { prefix: quietPrefix, threadId });
+    const start = (await quietStorage.loadThread({ threadId }))!.thread.version;
+    const watchId = "w-quiet";
+    await catchUpWatcher.request("watch", { prefix: quietPrefix, threadId, afterVersion: start, watchId });
+    await silentExecutor.request("send", {
+      prefix: quietPrefix,
+      threadId,
+      plan: [["work", "work"], ["work"]],
+    });
+    await silentExecutor.request("idle", { prefix: quietPrefix, threadId });
+    // SIGKILL: whatever it had not announced stays unannounced.
+    await silentExecutor.kill();
+    const final = (await quietStorage.loadThread({ threadId }))!;
+    expect(final.runs.map((run) => run.status)).toEqual(["completed"]);
+    await catchUpWatcher.waitForEvent(
+      (event) =>
+        event.kind === "watch" &&
+        event.watchId === watchId &&
+        (event.item as WatchEvent).type === "committed" &&
+        (event.item as { version: number }).version === final.thread.version,
+      10_000,
+    );
+    await catchUpWatcher.request("unwatch", { watchId });
+    const versions = catchUpWatcher.events
+      .filter((event) => event.kind === "watch" && event.watchId === watchId)
+      .map((event) => event.item as WatchEvent)
+      .filter((item): item is Extract<WatchEvent, { type: "committed" }> => item.type === "committed")
+      .map((item) => item.version);
+    expect(versions).toEqual(
+      Array.from({ length: final.thread.version - start }, (_, index) => start + index + 1),
     );
   });
 });

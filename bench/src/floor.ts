@@ -1,0 +1,107 @@
+/**
+ * The physical floor PAI's rows are compared with: what the database itself costs for a
+ * round trip (`select 1`), for one durable 1 KB commit, and how many such commits per second it
+ * takes from 1, 10 and 100 concurrent clients. Measured in the same run as PAI's rows, on the
+ * same servers, so a ratio between them means something on a noisy machine.
+ */
+import { type Kysely, sql } from "kysely";
+import { formatMs, type Measurement, measure } from "./harness.ts";
+
+export type SqlFloor = {
+  engine: string;
+  select1: Measurement;
+  insert1k: Measurement;
+  /** Durable 1 KB commits per second by concurrent clients (server engines only). */
+  ceiling: Array<{ clients: number; connections: number; commitsPerSecond: number }>;
+};
+
+const body = "x".repeat(1024);
+
+async function createFloorTable(db: Kysely<any>, table: string) {
+  await db.schema
+    .createTable(table)
+    .ifNotExists()
+    .addColumn("id", "varchar(64)", (column) => column.primaryKey())
+    .addColumn("body", "text", (column) => column.notNull())
+    .execute();
+}
+
+const insertOne = (db: Kysely<any>, table: string) =>
+  db.insertInto(table).values({ id: globalThis.crypto.randomUUID(), body }).execute();
+
+/** Each of `clients` loops on durable inserts for `seconds`; commits per second overall. */
+async function commitsPerSecond(db: Kysely<any>, table: string, clients: number, seconds = 2) {
+  let commits = 0;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < deadline) {
+        await insertOne(db, table);
+        commits++;
+      }
+    }),
+  );
+  return commits / ((performance.now() - started) / 1000);
+}
+
+/**
+ * Measures on `db` (the engine's own Kysely instance). Server engines also get `openPool`, which
+ * opens a pool with that many connections: one per client, up to `maxConnections` (what the
+ * server allows beside PAI's own pools).
+ */
+export async function measureSqlFloor(
+  engine: string,
+  db: Kysely<any>,
+  server?: { openPool: (connections: number) => Kysely<any>; maxConnections: number },
+): Promise<SqlFloor> {
+  const table = `pai_bench_floor_${globalThis.crypto.randomUUID().slice(0, 8)}`;
+  await createFloorTable(db, table);
+  const [select1, insert1k] = await measure(
+    [
+      { name: `${engine}: select 1`, fn: () => sql`select 1`.execute(db) },
+      { name: `${engine}: durable 1 KB insert`, fn: () => insertOne(db, table) },
+    ],
+    { warmupTime: 1000 },
+  );
+  const ceiling: SqlFloor["ceiling"] = [];
+  if (server) {
+    for (const clients of [1, 10, 100]) {
+      const connections = Math.min(clients, server.maxConnections);
+      const pooled = server.openPool(connections);
+      await commitsPerSecond(pooled, table, clients, 0.5);
+      ceiling.push({
+        clients,
+        connections,
+        commitsPerSecond: await commitsPerSecond(pooled, table, clients),
+      });
+      await pooled.destroy();
+    }
+  } else {
+    ceiling.push({ clients: 1, connections: 1, commitsPerSecond: await commitsPerSecond(db, table, 1) });
+  }
+  await db.schema.dropTable(table).ifExists().execute();
+  return { engine, select1: select1!, insert1k: insert1k!, ceiling };
+}
+
+export function logFloor(floors: SqlFloor[], log: (line?: string) => void) {
+  log();
+  log("### Floor: the database alone (same servers, same run)");
+  log(
+    "| engine   | select 1 ms | durable 1 KB insert ms | p95 ms | commits/s, 1 client | 10 clients | 100 clients |",
+  );
+  log(
+    "|----------|------------:|-----------------------:|-------:|--------------------:|-----------:|------------:|",
+  );
+  for (const floor of floors) {
+    const at = (clients: number) => {
+      const entry = floor.ceiling.find((candidate) => candidate.clients === clients);
+      if (!entry) return "-";
+      const pool = entry.connections < clients ? ` (${entry.connections} conns)` : "";
+      return `${entry.commitsPerSecond.toFixed(0)}${pool}`;
+    };
+    log(
+      `| ${floor.engine.padEnd(8)} | ${formatMs(floor.select1.medianMs).padStart(11)} | ${formatMs(floor.insert1k.medianMs).padStart(22)} | ${formatMs(floor.insert1k.p95Ms).padStart(6)} | ${at(1).padStart(19)} | ${at(10).padStart(10)} | ${at(100).padStart(11)} |`,
+    );
+  }
+}
