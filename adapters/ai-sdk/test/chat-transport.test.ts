@@ -4,38 +4,17 @@ import { createPai, defineAgent, defineTool, type StorageV1 } from "@pai/core";
 import { scriptedModel } from "@pai/core/testing";
 import { memoryStorage } from "@pai/storage-memory";
 import {
-  AbstractChat,
-  type ChatInit,
-  type ChatState,
-  type ChatStatus,
+  type AbstractChat,
   lastAssistantMessageIsCompleteWithApprovalResponses,
   lastAssistantMessageIsCompleteWithToolCalls,
-  type UIMessage,
   validateUIMessages,
 } from "ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { PaiChatTransport, type PaiUIMessage } from "../src/index.js";
 import { createPaiChatHandler, toNodeListener } from "../src/server.js";
+import { NodeChat } from "./node-chat.js";
 import { openPostgresStorage, type TestStorage } from "./postgres.js";
-
-/** The SDK's `Chat` without a UI framework: plain arrays for state. */
-class NodeChat<M extends UIMessage> extends AbstractChat<M> {
-  constructor(init: Omit<ChatInit<M>, "messages"> & { messages?: M[] }) {
-    const state: ChatState<M> = {
-      status: "ready" as ChatStatus,
-      error: undefined,
-      messages: init.messages ?? [],
-      pushMessage: (message) => void state.messages.push(message),
-      popMessage: () => void state.messages.pop(),
-      replaceMessage: (index, message) => {
-        state.messages[index] = message;
-      },
-      snapshot: (value) => structuredClone(value),
-    };
-    super({ ...init, state });
-  }
-}
 
 const pickColor = defineTool({
   id: "test.chat.pick-color.v1",

@@ -6,47 +6,22 @@ import { createPaiRouter, guardTransformer } from "@pai/transport-trpc";
 import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from "@trpc/client";
 import { initTRPC, TRPCError } from "@trpc/server";
 import { createHTTPServer } from "@trpc/server/adapters/standalone";
-import {
-  AbstractChat,
-  type ChatState,
-  type LanguageModel,
-  readUIMessageStream,
-  type UIMessage,
-  type UIMessageChunk,
-  validateUIMessages,
-} from "ai";
+import { type LanguageModel, type UIMessage, type UIMessageChunk, validateUIMessages } from "ai";
 import { EventSource } from "eventsource";
 import superjson from "superjson";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { PaiChatTransport, type PaiUIMessage, trpcChatConnection } from "../src/index.js";
 import { createChatStreams } from "../src/server.js";
+import { NodeChat } from "./node-chat.js";
 import { openPostgresStorage } from "./postgres.js";
+import { rebuild } from "./run-fixtures.js";
 
 /**
  * The tRPC link reconnecting mid-stream: chunks are `tracked` with their position in the run, so
  * the EventSource's reconnect (it sends the last id) continues the run after it, on whichever
  * instance answers, without `resumeStream()`.
  */
-
-class NodeChat<M extends UIMessage> extends AbstractChat<M> {
-  constructor(
-    init: ConstructorParameters<typeof AbstractChat<M>>[0] extends infer T ? Omit<T, "state"> : never,
-  ) {
-    const state: ChatState<M> = {
-      status: "ready",
-      error: undefined,
-      messages: [],
-      pushMessage: (message) => void state.messages.push(message),
-      popMessage: () => void state.messages.pop(),
-      replaceMessage: (index, message) => {
-        state.messages[index] = message;
-      },
-      snapshot: (value) => structuredClone(value),
-    };
-    super({ ...(init as object), state } as never);
-  }
-}
 
 function gate() {
   let open = () => {};
@@ -256,18 +231,6 @@ async function collect(source: AsyncIterable<unknown>, onEntry?: (entries: Entry
     onEntry?.(entries);
   }
   return entries;
-}
-
-async function rebuild(chunks: UIMessageChunk[]): Promise<UIMessage | undefined> {
-  const stream = new ReadableStream<UIMessageChunk>({
-    start(controller) {
-      for (const chunk of chunks) controller.enqueue(chunk);
-      controller.close();
-    },
-  });
-  let last: UIMessage | undefined;
-  for await (const message of readUIMessageStream({ stream })) last = message;
-  return last;
 }
 
 async function until(check: () => boolean, what: string) {

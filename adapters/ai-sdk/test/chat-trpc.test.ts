@@ -6,40 +6,16 @@ import { createPaiRouter, guardTransformer } from "@pai/transport-trpc";
 import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from "@trpc/client";
 import { initTRPC, TRPCError } from "@trpc/server";
 import { createHTTPServer } from "@trpc/server/adapters/standalone";
-import {
-  AbstractChat,
-  type ChatState,
-  lastAssistantMessageIsCompleteWithToolCalls,
-  type UIMessage,
-  validateUIMessages,
-} from "ai";
+import { lastAssistantMessageIsCompleteWithToolCalls, validateUIMessages } from "ai";
 import { EventSource } from "eventsource";
 import superjson from "superjson";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { PaiChatTransport, type PaiUIMessage, trpcChatConnection } from "../src/index.js";
 import { createChatStreams } from "../src/server.js";
+import { NodeChat } from "./node-chat.js";
 
 /** A host that exposes nothing but tRPC: the chat protocol as `pai.chat.*` procedures over SSE. */
-
-class NodeChat<M extends UIMessage> extends AbstractChat<M> {
-  constructor(
-    init: ConstructorParameters<typeof AbstractChat<M>>[0] extends infer T ? Omit<T, "state"> : never,
-  ) {
-    const state: ChatState<M> = {
-      status: "ready",
-      error: undefined,
-      messages: [],
-      pushMessage: (message) => void state.messages.push(message),
-      popMessage: () => void state.messages.pop(),
-      replaceMessage: (index, message) => {
-        state.messages[index] = message;
-      },
-      snapshot: (value) => structuredClone(value),
-    };
-    super({ ...(init as object), state } as never);
-  }
-}
 
 const pickColor = defineTool({
   id: "test.trpc-chat.pick-color.v1",
