@@ -173,6 +173,16 @@ export type {
   StoredFileBody,
   UploadedFile,
 } from "./ports/files.js";
+export type {
+  DispatchHandler,
+  DispatchJob,
+  DispatchSendOptions,
+  DispatchV1,
+  DispatchWorkerV1,
+  DispatchWorkOptions,
+} from "./ports/dispatch.js";
+export { dispatchJobProblem } from "./ports/dispatch.js";
+export { inProcessDispatch } from "./ports/in-process-dispatch.js";
 export { createMemoryNotifier } from "./ports/memory-notifier.js";
 export type { NotifierMessage, NotifierV1 } from "./ports/notifier.js";
 export type {

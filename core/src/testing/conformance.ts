@@ -2,6 +2,8 @@
 // pass. They register vitest suites (`describe`/`it`), so this entry needs `vitest` (an optional
 // peer dependency of `@pai/core`); `@pai/core/testing` does not.
 
+export type { DispatchConformanceOptions } from "./dispatch-conformance.js";
+export { runDispatchConformance } from "./dispatch-conformance.js";
 export type { FilesConformanceOptions } from "./files-conformance.js";
 export { runFilesConformance } from "./files-conformance.js";
 export type {
