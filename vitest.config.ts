@@ -13,6 +13,8 @@ export default defineConfig({
       { find: /^@pai\/core\/protocol$/, replacement: src("./core/src/protocol.ts") },
       { find: /^@pai\/core\/internal$/, replacement: src("./core/src/internal/index.ts") },
       { find: /^@pai\/core$/, replacement: src("./core/src/index.ts") },
+      { find: /^@pai\/dispatch-pgboss$/, replacement: src("./adapters/dispatch-pgboss/src/index.ts") },
+      { find: /^@pai\/dispatch-bullmq$/, replacement: src("./adapters/dispatch-bullmq/src/index.ts") },
       { find: /^@pai\/storage-memory$/, replacement: src("./adapters/storage-memory/src/index.ts") },
       { find: /^@pai\/storage-kysely$/, replacement: src("./adapters/storage-kysely/src/index.ts") },
       { find: /^@pai\/files-local$/, replacement: src("./adapters/files-local/src/index.ts") },
