@@ -228,6 +228,7 @@ export type {
 export type { LiveEvent, StoredThreadEvents, ThreadEvent } from "./state/events.js";
 // Persisted state
 export type {
+  ActionDeadline,
   ActionRow,
   ActionState,
   ClientToolSnapshot,
@@ -235,6 +236,8 @@ export type {
   RunRow,
   RunStatus,
   RunTrigger,
+  ScheduleRow,
+  ScheduleTiming,
   StoredMessage,
   ThreadRow,
   ThreadStatus,

@@ -141,6 +141,13 @@ export interface StorageV1 {
     limit: number;
   }): Promise<Array<{ threadId: string; runId: string }>>;
 
+  /**
+   * Threads whose stored `wakeAt` is at or before `now`, earliest first: deadlines and
+   * schedules that are due, for any process to act on (a dispatch engine's wake-up is the fast
+   * path; this is what makes a lost wake-up late, never lost).
+   */
+  listDueThreads(input: { now: string; limit: number }): Promise<Array<{ threadId: string; wakeAt: string }>>;
+
   /** Releases connections the adapter opened itself (never a client the user passed in). */
   close?(): Promise<void>;
 }

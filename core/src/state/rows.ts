@@ -22,6 +22,37 @@ export type ThreadRow = {
   metadata: JsonObject | null;
   createdAt: string;
   updatedAt: string;
+  /**
+   * The earliest instant something is due on this thread (a pending action's deadline, an
+   * active schedule's next firing), kept by the runtime on every commit so storage can list
+   * due threads with one indexed query. Absent or null: nothing is due.
+   */
+  wakeAt?: string | null;
+  /** Scheduled triggers of this thread (active ones, and the last few that ended). */
+  schedules?: ScheduleRow[] | null;
+};
+
+/** When a schedule fires: once at an instant, or on a cron expression (5 fields, in `timezone`). */
+export type ScheduleTiming = { at: string } | { cron: string; timezone?: string };
+
+/**
+ * A scheduled trigger: at its time the thread gets a run whose model reads `message` (as the
+ * triggers of `threads.trigger` do). Created through the trusted API or `ctx.trigger` with a time.
+ */
+export type ScheduleRow = {
+  scheduleId: string;
+  timing: ScheduleTiming;
+  /** What the model reads when it fires. */
+  message: string;
+  data: JsonValue | null;
+  state: "active" | "done" | "cancelled";
+  /** The next firing (null once done or cancelled). */
+  nextAt: string | null;
+  /** Firings so far; each firing commits exactly once (it is fenced by the thread version). */
+  fired: number;
+  lastFiredAt: string | null;
+  createdAt: string;
+  cancelledAt: string | null;
 };
 
 /** An AI SDK v7 UI message as stored: native parts only, no PAI sidecars. */
@@ -113,10 +144,24 @@ export type ActionRow = {
   /** Thread version of the commit that resolved the action (lets an idempotent retry return it). */
   resolvedVersion?: number | null;
   /**
+   * For a pending action with a deadline: when it passes, the action resolves as `onDeadline`
+   * says, through the same exactly-once path as an answer (a late answer gets CONFLICT).
+   */
+  deadline?: ActionDeadline | null;
+  /**
    * For a call of a frontend-defined client tool: the registration the call was made with, so the
    * call stays answerable (and its answer validated) whatever client tools later requests send.
    */
   clientTool?: ClientToolSnapshot | null;
+};
+
+/** What happens to a pending action when its deadline passes. */
+export type ActionDeadline = {
+  /** ISO instant. */
+  at: string;
+  /** `cancel` (the default) or `fail`; the model reads `reason` either way. */
+  resolution: "cancel" | "fail";
+  reason: string;
 };
 
 export type ToolDataRow = {
