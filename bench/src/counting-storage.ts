@@ -49,6 +49,7 @@ export function countingStorage(
     acquireRunLease: counted("acquireRunLease", (input) => inner.acquireRunLease(input)),
     releaseRunLease: counted("releaseRunLease", (input) => inner.releaseRunLease(input)),
     listRecoverableRuns: counted("listRecoverableRuns", (input) => inner.listRecoverableRuns(input)),
+    listDueThreads: counted("listDueThreads", (input) => inner.listDueThreads(input)),
     ...(inner.close ? { close: () => inner.close!() } : {}),
   };
   return {

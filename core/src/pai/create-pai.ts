@@ -9,7 +9,8 @@ import { Engine } from "../runtime/engine.js";
 import type { RuntimeOptions, ScopeOption } from "../runtime/runtime-options.js";
 import { createService } from "../service/create-service.js";
 import type { PaiService } from "../service/service-types.js";
-import type { ThreadRow } from "../state/rows.js";
+import type { PaiWorker, WorkerOptions } from "../runtime/run-worker.js";
+import type { ScheduleRow, ScheduleTiming, ThreadRow } from "../state/rows.js";
 import { attachInternals } from "./internals.js";
 
 /** Anything `defineAgent` returns (the runtime reads only its runtime fields). */
@@ -69,7 +70,33 @@ export type Pai<
       data?: unknown;
       hidden?: boolean;
     }): Promise<{ runId: string; queued: boolean }>;
+    /**
+     * Schedules a trigger: at `at`, or on every instant of a five-field `cron` expression (in
+     * `timezone`, default UTC), the thread gets a run whose model reads `message`. Survives
+     * restarts (it is part of the thread's stored state) and fires once per instant, whichever
+     * process wakes the thread. Visible in `thread.schedules`.
+     */
+    schedule(input: {
+      threadId: string;
+      scope: Scope;
+      /** Defaults to a generated id; an id the thread already has is CONFLICT. */
+      scheduleId?: string;
+      at?: Date | string;
+      cron?: string;
+      timezone?: string;
+      message: string;
+      data?: unknown;
+    }): Promise<ScheduleRow>;
+    /** Cancels an active schedule (NOT_FOUND for an unknown id, CONFLICT once it ended). */
+    cancelSchedule(input: { threadId: string; scope: Scope; scheduleId: string }): Promise<ScheduleRow>;
   };
+  /**
+   * Works the jobs of the runtime's dispatch: drives runs and wakes due threads, at most
+   * `concurrency` at once. Call it in worker processes when `dispatch` is a job engine (an API
+   * process never calls it and never drives a run); with the default in-process dispatch this
+   * process already works its own jobs. `stop()` drains (see `WorkerOptions.drainMs`).
+   */
+  startWorker(options?: WorkerOptions): Promise<PaiWorker>;
   /** Resolves once this process has no more in-flight work for the thread (tests, scripts). */
   waitForIdle(threadId: string): Promise<void>;
   /** Adopts runs of crashed processes (expired leases). Returns how many were adopted. */
@@ -98,6 +125,22 @@ export function scopeFromIdentity(identity: { scopeKey: string; userKey?: string
     "FORBIDDEN",
     "The request has no scope: the identity has no scopeKey and the server was created without a scope option. Pass scope: (identity) => ({ scopeKey, userKey }) to createPai.",
   );
+}
+
+/** `at` or `cron` (not both) as a schedule's timing. */
+function scheduleTiming(input: { at?: Date | string; cron?: string; timezone?: string }): ScheduleTiming {
+  if ((input.at === undefined) === (input.cron === undefined)) {
+    throw new PaiError("INVALID_INPUT", "A schedule needs exactly one of `at` (an instant) or `cron`.");
+  }
+  if (input.at !== undefined) {
+    const at = input.at instanceof Date ? input.at : new Date(input.at);
+    if (Number.isNaN(at.getTime())) throw new PaiError("INVALID_INPUT", "`at` must be a valid instant.");
+    return { at: at.toISOString() };
+  }
+  return {
+    cron: input.cron as string,
+    ...(input.timezone !== undefined ? { timezone: input.timezone } : {}),
+  };
 }
 
 /** Creates a PAI instance for a registry of agents sharing one storage. */
@@ -144,6 +187,13 @@ export function createPai<
     capabilities: applied.capabilities,
     observers: applied.observers,
   });
+  // Trusted calls name a scope; a thread of another scope is as unknown to them as to a client.
+  const requireInScope = async (threadId: string, scope: Scope) => {
+    const snapshot = await engine.store.require(threadId);
+    if (snapshot.thread.scopeKey !== scope.scopeKey) {
+      throw new PaiError("NOT_FOUND", `Thread ${threadId} was not found.`);
+    }
+  };
   const agents = Object.fromEntries(
     applied.agents.map((agent) => [agent.id, agent.definition]),
   ) as unknown as AgentsWithPlugins<TAgents, TPlugins>;
@@ -186,13 +236,26 @@ export function createPai<
           metadata: input.metadata == null ? null : (engine.json(input.metadata, "metadata") as JsonObject),
         }),
       trigger: async (input) => {
-        const snapshot = await engine.store.require(input.threadId);
-        if (snapshot.thread.scopeKey !== input.scope.scopeKey) {
-          throw new PaiError("NOT_FOUND", `Thread ${input.threadId} was not found.`);
-        }
+        await requireInScope(input.threadId, input.scope);
         return engine.trigger({ ...input, identity: input.identity ?? null });
       },
+      schedule: async (input) => {
+        await requireInScope(input.threadId, input.scope);
+        const timing = scheduleTiming(input);
+        return engine.createSchedule({
+          threadId: input.threadId,
+          timing,
+          message: input.message,
+          ...(input.scheduleId !== undefined ? { scheduleId: input.scheduleId } : {}),
+          ...(input.data !== undefined ? { data: input.data } : {}),
+        });
+      },
+      cancelSchedule: async (input) => {
+        await requireInScope(input.threadId, input.scope);
+        return engine.cancelSchedule(input);
+      },
     },
+    startWorker: (workerOptions) => engine.startWorker(workerOptions),
     waitForIdle: (threadId) => engine.waitForIdle(threadId),
     recover: (recoverOptions) => engine.recover(recoverOptions),
     startRecovery: (recoveryOptions = {}) => {

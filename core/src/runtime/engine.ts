@@ -4,15 +4,25 @@ import type { FilesV1 } from "../ports/files.js";
 import { createMemoryNotifier } from "../ports/memory-notifier.js";
 import type { NotifierV1 } from "../ports/notifier.js";
 import { decided } from "../state/deciders/decision.js";
-import { decideCancelActiveRun, decideStartRun } from "../state/deciders/run-deciders.js";
-import type { ClientToolSnapshot, MessageRow, ThreadRow } from "../state/rows.js";
+import { decideCancelActiveRun, decideStartRun, type StartRunInput } from "../state/deciders/run-deciders.js";
+import { decideCancelSchedule, decideCreateSchedule } from "../state/deciders/schedule-deciders.js";
+import { timingProblem } from "../state/wake.js";
+import type { DispatchJob } from "../ports/dispatch.js";
+import type {
+  ClientToolSnapshot,
+  MessageRow,
+  ScheduleRow,
+  ScheduleTiming,
+  ThreadRow,
+} from "../state/rows.js";
 import { CapabilityRegistry } from "./capability-bindings.js";
 import { validateClientToolSnapshot } from "./client-tool-snapshot.js";
 import type { RuntimeHooks, RuntimeScope, RuntimeToolRegistration } from "./definition-shapes.js";
 import { ModelHistory } from "./model-history.js";
 import { performEffects } from "./perform-effects.js";
 import { type ResolveRequest, resolveAction } from "./resolve-action.js";
-import { RunDriver } from "./run-driver.js";
+import { RunDispatch } from "./run-dispatch.js";
+import { RunDriver, scopeOf } from "./run-driver.js";
 import { LeaseLostError, RunLeases } from "./run-leases.js";
 import { RunRegistry } from "./run-registry.js";
 import { RunWriter } from "./run-writer.js";
@@ -26,7 +36,9 @@ import type {
 } from "./runtime-core.js";
 import type { RuntimeEvent } from "./runtime-events.js";
 import type { RuntimeErrorReport, RuntimeOptions } from "./runtime-options.js";
+import { type PaiWorker, startWorker, type WorkerOptions } from "./run-worker.js";
 import { ThreadStore } from "./thread-store.js";
+import { wakeThread } from "./wake-thread.js";
 
 /**
  * The runtime of a set of agents on one storage, assembled from its parts: the store and its
@@ -52,7 +64,9 @@ export class Engine implements RuntimeCore, RuntimeCommands {
   readonly watchCatchUpMs: number;
   readonly #agents: Map<string, RegisteredAgent>;
   readonly #driver: RunDriver;
+  readonly dispatch: RunDispatch;
   #closed = false;
+  #handingBack = false;
 
   constructor(agents: RegisteredAgent[], options: RuntimeOptions) {
     this.options = options;
@@ -78,14 +92,26 @@ export class Engine implements RuntimeCore, RuntimeCommands {
       (error, threadId, runId) => this.reportError({ error, phase: "run", threadId, runId }),
     );
     this.#driver = new RunDriver(this);
-    this.writer = new RunWriter(this.store, this.leases, (effects, committed, origin) =>
-      performEffects(this, this.#driver, effects, committed, origin),
+    this.dispatch = new RunDispatch(this, this.#driver, options.dispatch);
+    this.writer = new RunWriter(
+      this.store,
+      this.leases,
+      (effects, committed, origin) => performEffects(this, this.#driver, effects, committed, origin),
+      () => this.dispatch.drivesHere,
     );
     this.#validateBindings();
+    // Jobs of the default dispatch never leave this process: it is its own worker (wake-ups).
+    if (this.dispatch.drivesHere) {
+      void this.dispatch.port.work((job) => this.handleJob(job), { concurrency: 8 });
+    }
   }
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  get handingBack(): boolean {
+    return this.#handingBack;
   }
 
   // ---------------------------------------------------------------- registry of agents
@@ -177,16 +203,138 @@ export class Engine implements RuntimeCore, RuntimeCommands {
 
   // ---------------------------------------------------------------- runs
 
-  continueRun(threadId: string, runId: string, identity: unknown, scope: RuntimeScope): Promise<void> {
-    return this.#driver.continueRun(threadId, runId, identity, scope);
+  continueRun(
+    threadId: string,
+    runId: string,
+    identity: unknown,
+    scope: RuntimeScope,
+    options: { wait?: boolean } = {},
+  ): Promise<void> {
+    return this.#driver.continueRun(threadId, runId, identity, scope, options);
+  }
+
+  /** Starts a queued run (a dispatched job for a run that is still queued). */
+  startQueued(threadId: string): Promise<void> {
+    return this.#driver.startQueued(threadId);
   }
 
   failRun(threadId: string, runId: string, error: unknown): Promise<void> {
     return this.#driver.failRun(threadId, runId, error);
   }
 
-  recover(options: { limit?: number } = {}): Promise<number> {
-    return this.#driver.recover(options);
+  /**
+   * Adopts runs whose lease expired (driving them here, or sending them to the engine) and
+   * wakes threads whose deadlines or schedules are due. Returns the runs adopted.
+   */
+  async recover(options: { limit?: number } = {}): Promise<number> {
+    const adopted = await this.#driver.recover(options);
+    const due = await this.store.storage.listDueThreads({ now: this.now(), limit: options.limit ?? 50 });
+    for (const { threadId } of due) {
+      if (this.dispatch.drivesHere) {
+        await this.wake(threadId).catch((error) => this.reportError({ error, phase: "recovery", threadId }));
+      } else {
+        const snapshot = await this.store.load(threadId);
+        if (snapshot)
+          this.dispatch.send({ kind: "wake", threadId, scopeKey: snapshot.thread.scopeKey, at: this.now() });
+      }
+    }
+    return adopted;
+  }
+
+  /** Acts on the deadlines and schedules that are due on a thread (see `wake-thread.ts`). */
+  wake(threadId: string): Promise<{ resolved: number; fired: number }> {
+    return this.registry.track(threadId, wakeThread(this, threadId));
+  }
+
+  /**
+   * One delivery of a dispatched job. A run job drives the run unless another instance holds
+   * it (that one drives it; if it dies, the expired lease makes the run recoverable); a run that
+   * parked or ended is acknowledged. Throws only to have the job delivered again.
+   */
+  async handleJob(job: DispatchJob): Promise<void> {
+    if (job.kind === "wake") {
+      await this.wake(job.threadId);
+      return;
+    }
+    const snapshot = await this.store.load(job.threadId);
+    const run = snapshot?.runs.find((candidate) => candidate.runId === job.runId);
+    if (!snapshot || !run || !this.#agents.has(snapshot.thread.agentId)) return;
+    if (run.status === "queued") {
+      await this.#driver.startQueued(job.threadId);
+      return;
+    }
+    if (run.status !== "running") return;
+    await this.continueRun(job.threadId, job.runId, run.identity ?? null, scopeOf(snapshot), { wait: false });
+    if (this.#handingBack)
+      throw new PaiError("CONFLICT", `Run ${job.runId} was handed back by a draining worker.`);
+  }
+
+  /** Starts working the jobs of this runtime's dispatch (see `run-worker.ts`). */
+  startWorker(options: WorkerOptions = {}): Promise<PaiWorker> {
+    if (this.#closed) throw new PaiError("CONFLICT", "The runtime is closed.");
+    return startWorker(this, options);
+  }
+
+  // ---------------------------------------------------------------- schedules
+
+  /** The start of the run a schedule's firing makes: its message as a trusted notification. */
+  scheduledMessage(
+    threadId: string,
+    schedule: { message: string; data: unknown; scheduleId: string },
+  ): StartRunInput {
+    const data = schedule.data === null || schedule.data === undefined ? undefined : this.json(schedule.data);
+    const message = this.notificationMessage(threadId, {
+      notification: schedule.message,
+      data,
+      hidden: false,
+    });
+    return {
+      runId: this.generateId(),
+      message,
+      trigger: {
+        type: "trigger",
+        messageId: message.messageId,
+        notification: schedule.message,
+        ...(data !== undefined ? { data } : {}),
+      },
+      clientTools: [],
+      clientData: null,
+      identity: null,
+      queueIfBusy: true,
+      cancelPending: false,
+    };
+  }
+
+  /** Adds a schedule to a thread (trusted: the caller checked the scope). */
+  async createSchedule(input: {
+    threadId: string;
+    scheduleId?: string;
+    timing: ScheduleTiming;
+    message: string;
+    data?: unknown;
+  }): Promise<ScheduleRow> {
+    const problem = timingProblem(input.timing);
+    if (problem) throw new PaiError("INVALID_INPUT", `Invalid schedule: ${problem}.`);
+    if (typeof input.message !== "string" || input.message.length === 0 || input.message.length > 10_000) {
+      throw new PaiError("INVALID_INPUT", "A schedule needs a message of 1 to 10000 characters.");
+    }
+    const timing: ScheduleTiming =
+      "at" in input.timing
+        ? { at: new Date(input.timing.at).toISOString() }
+        : { cron: input.timing.cron, ...(input.timing.timezone ? { timezone: input.timing.timezone } : {}) };
+    const data = input.data === undefined ? null : this.json(input.data, "Schedule data");
+    const scheduleId = input.scheduleId ?? this.generateId();
+    const committed = await this.writer.commit(input.threadId, (snapshot, now) =>
+      decideCreateSchedule(snapshot, { scheduleId, timing, message: input.message, data }, now),
+    );
+    return structuredClone(committed.value);
+  }
+
+  async cancelSchedule(input: { threadId: string; scheduleId: string }): Promise<ScheduleRow> {
+    const committed = await this.writer.commit(input.threadId, (snapshot, now) =>
+      decideCancelSchedule(snapshot, input.scheduleId, now),
+    );
+    return structuredClone(committed.value);
   }
 
   /** Starts a run now, or queues it behind the active run, for the message that triggers it. */
@@ -300,19 +448,33 @@ export class Engine implements RuntimeCore, RuntimeCommands {
     });
   }
 
-  /** Appends a trusted notification and continues generation (queued while a run is active). */
-  async trigger(input: TriggerInput): Promise<{ runId: string; queued: boolean }> {
-    const data = input.data === undefined ? undefined : this.json(input.data, "Trigger data");
+  /** A trusted notification as the user-role message the model reads (triggers, schedules). */
+  notificationMessage(
+    threadId: string,
+    input: { notification: string | undefined; data: JsonValue | undefined; hidden: boolean },
+  ): MessageRow {
+    const { data } = input;
     const text = [input.notification ?? "", data === undefined ? "" : JSON.stringify(data)]
       .filter((chunk) => chunk.length > 0)
       .join("\n\n");
-    const message = this.userMessage(input.threadId, { text: text || "(notification)" });
+    const message = this.userMessage(threadId, { text: text || "(notification)" });
     message.message = {
       ...message.message,
       metadata: {
-        pai: { kind: "notification", hidden: input.hidden ?? false, ...(data !== undefined ? { data } : {}) },
+        pai: { kind: "notification", hidden: input.hidden, ...(data !== undefined ? { data } : {}) },
       },
     };
+    return message;
+  }
+
+  /** Appends a trusted notification and continues generation (queued while a run is active). */
+  async trigger(input: TriggerInput): Promise<{ runId: string; queued: boolean }> {
+    const data = input.data === undefined ? undefined : this.json(input.data, "Trigger data");
+    const message = this.notificationMessage(input.threadId, {
+      notification: input.notification,
+      data,
+      hidden: input.hidden ?? false,
+    });
     const result = await this.startOrQueueRun({
       threadId: input.threadId,
       identity: input.identity,
@@ -334,12 +496,26 @@ export class Engine implements RuntimeCore, RuntimeCommands {
 
   // ---------------------------------------------------------------- shutdown
 
+  /**
+   * A draining worker's deadline passed: stop the runs it still drives without failing them,
+   * and free their leases so another worker adopts them at once.
+   */
+  async handBack(): Promise<void> {
+    this.#handingBack = true;
+    this.#closed = true;
+    this.registry.abortAll(new PaiError("CONFLICT", "The worker handed the run back."));
+    await this.registry.waitForAll().catch(() => undefined);
+    await this.leases.releaseAll();
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     this.registry.abortAll(new PaiError("CONFLICT", "The runtime closed."));
     await this.registry.waitForAll().catch(() => undefined);
     await this.leases.releaseAll();
     await this.capabilities.closeAll();
+    // The default dispatch is the runtime's own; one the host passed in is the host's to close.
+    if (!this.options.dispatch) await this.dispatch.port.close?.();
   }
 }
 

@@ -36,9 +36,10 @@ export async function performEffects(
   });
   const drive = (runId: string) => {
     const run = snapshot.runs.find((candidate) => candidate.runId === runId);
-    void driver.continueRun(
+    rt.dispatch.drive(
       threadId,
       runId,
+      snapshot.thread.scopeKey,
       origin?.identity ?? run?.identity ?? null,
       origin?.scope ?? scopeOf(snapshot),
     );
@@ -96,6 +97,9 @@ export async function performEffects(
       case "resume-call":
         resumeCall(rt, driver, snapshot, effect.action, requireOrigin(origin));
         break;
+      case "wake-at":
+        rt.dispatch.wakeAt(threadId, snapshot.thread.scopeKey, effect.at);
+        break;
     }
   }
 }
@@ -152,9 +156,16 @@ async function finishAnswer(
     rt.reportError({ error, phase: "run", threadId, runId });
   } finally {
     rt.registry.inflight(runId).delete(action.toolCallId);
-    // Queued before the lease is released, so the lease passes to the driver in process.
-    if (goOn) void driver.continueRun(threadId, runId, origin.identity, origin.scope ?? scopeOf(snapshot));
-    await releaseLease?.();
+    const scope = origin.scope ?? scopeOf(snapshot);
+    if (rt.dispatch.drivesHere) {
+      // Queued before the lease is released, so the lease passes to the driver in process.
+      if (goOn) void driver.continueRun(threadId, runId, origin.identity, scope);
+      await releaseLease?.();
+    } else {
+      // Released first: the worker that takes the job must find the lease free.
+      await releaseLease?.();
+      if (goOn) rt.dispatch.drive(threadId, runId, snapshot.thread.scopeKey, origin.identity, scope);
+    }
     release();
   }
 }
@@ -202,6 +213,13 @@ function resumeCall(
         });
         if (failure) {
           await driver.failRun(threadId, runId, hookFailureError(failure));
+          return;
+        }
+        if (!rt.dispatch.drivesHere) {
+          // Released first: the worker that takes the job must find the lease free.
+          await releaseLease();
+          releaseLease = undefined;
+          rt.dispatch.drive(threadId, runId, snapshot.thread.scopeKey, origin.identity, scope);
           return;
         }
         // The driver's lease hold is queued before this release, so the lease passes to it

@@ -10,7 +10,7 @@ import type { ThreadSnapshot } from "../state/snapshot.js";
 import type { RuntimeScope } from "./definition-shapes.js";
 import { modelStep } from "./model-step.js";
 import { RequestContext } from "./request-context.js";
-import { LeaseLostError } from "./run-leases.js";
+import { LeaseBusyError, LeaseLostError } from "./run-leases.js";
 import type { RuntimeCore } from "./runtime-core.js";
 import { hookFailureError } from "./tool-hooks.js";
 
@@ -23,8 +23,17 @@ import { hookFailureError } from "./tool-hooks.js";
 export class RunDriver {
   constructor(readonly rt: RuntimeCore) {}
 
-  /** Drives a run; a call while its driver is active asks that driver to look again. */
-  continueRun(threadId: string, runId: string, identity: unknown, scope: RuntimeScope): Promise<void> {
+  /**
+   * Drives a run; a call while its driver is active asks that driver to look again. With
+   * `wait: false` (a dispatched job) a run another instance holds is left to it.
+   */
+  continueRun(
+    threadId: string,
+    runId: string,
+    identity: unknown,
+    scope: RuntimeScope,
+    options: { wait?: boolean } = {},
+  ): Promise<void> {
     const { registry, store, leases } = this.rt;
     const existing = registry.driver(runId);
     if (existing) {
@@ -39,13 +48,16 @@ export class RunDriver {
         const release = store.hold(threadId);
         let releaseLease: (() => Promise<void>) | undefined;
         try {
-          releaseLease = await leases.hold(threadId, runId);
+          releaseLease = await leases.hold(threadId, runId, options);
           while (driver.again && !this.rt.closed) {
             driver.again = false;
             await this.#advance(threadId, runId, identity, scope, driver);
           }
         } catch (error) {
+          if (error instanceof LeaseBusyError) return;
           if (error instanceof LeaseLostError) this.rt.reportError({ error, phase: "run", threadId, runId });
+          // A draining worker stopped it: the run is handed back, not failed.
+          else if (this.rt.handingBack) return;
           else await this.failRun(threadId, runId, error);
         } finally {
           registry.dropDriver(runId);
@@ -194,7 +206,13 @@ export class RunDriver {
           await this.startQueued(candidate.threadId);
           continue;
         }
-        void this.continueRun(candidate.threadId, candidate.runId, run.identity ?? null, scopeOf(snapshot));
+        rt.dispatch.drive(
+          candidate.threadId,
+          candidate.runId,
+          snapshot.thread.scopeKey,
+          run.identity ?? null,
+          scopeOf(snapshot),
+        );
       } catch (error) {
         rt.reportError({ error, phase: "recovery", threadId: candidate.threadId, runId: candidate.runId });
       }

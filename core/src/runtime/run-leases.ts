@@ -2,6 +2,14 @@ import { PaiError } from "../errors/pai-error.js";
 import type { StorageV1 } from "../ports/storage.js";
 import { KeyedMutex } from "./keyed-mutex.js";
 
+/** Thrown by a hold that may not wait (a dispatched job) when another instance holds the run. */
+export class LeaseBusyError extends Error {
+  constructor(readonly runId: string) {
+    super(`Run ${runId} is being driven by another instance.`);
+    this.name = "LeaseBusyError";
+  }
+}
+
 /** Thrown when this process learns another instance took over a run it was driving. */
 export class LeaseLostError extends Error {
   constructor(readonly runId: string) {
@@ -75,8 +83,16 @@ export class RunLeases {
     this.#taken.set(lease.runId, Date.parse(lease.expiresAt) - this.leaseMs);
   }
 
-  /** Takes (or joins) the lease of a run; waits up to two lease lengths for another holder. */
-  async hold(threadId: string, runId: string): Promise<() => Promise<void>> {
+  /**
+   * Takes (or joins) the lease of a run; waits up to two lease lengths for another holder, or
+   * with `wait: false` throws `LeaseBusyError` at once (the holder drives the run, and if it dies
+   * the expired lease makes the run recoverable).
+   */
+  async hold(
+    threadId: string,
+    runId: string,
+    options: { wait?: boolean } = {},
+  ): Promise<() => Promise<void>> {
     await this.#mutex.run(runId, async () => {
       const existing = this.#leases.get(runId);
       if (existing && !existing.lost) {
@@ -90,6 +106,7 @@ export class RunLeases {
         takenAt !== undefined && this.clock().getTime() - takenAt < this.leaseMs * 0.6 ? takenAt : undefined;
       const deadline = Date.now() + this.leaseMs * 2;
       while (committed === undefined && !(await this.#renew(threadId, runId))) {
+        if (options.wait === false) throw new LeaseBusyError(runId);
         if (Date.now() > deadline) {
           throw new PaiError(
             "CONFLICT",

@@ -1,6 +1,7 @@
 import { PaiError } from "../errors/pai-error.js";
 import type { Decide, Decision, Effect } from "../state/deciders/decision.js";
 import type { ThreadSnapshot } from "../state/snapshot.js";
+import { withWakeAt } from "../state/wake.js";
 import type { RuntimeScope } from "./definition-shapes.js";
 import type { RequestContext } from "./request-context.js";
 import type { RunLeases } from "./run-leases.js";
@@ -50,6 +51,8 @@ export class RunWriter {
     readonly store: ThreadStore,
     readonly leases: RunLeases,
     readonly perform: EffectPerformer,
+    /** False when runs are driven by workers of a job engine: a commit then takes no lease. */
+    readonly takesLeases: () => boolean = () => true,
   ) {}
 
   async commit<T>(threadId: string, decide: Decide<T>, options: CommitOptions = {}): Promise<Committed<T>> {
@@ -87,19 +90,26 @@ export class RunWriter {
     if (options.fence) await this.leases.assert(options.fence);
     let decision: Decision<T> | undefined;
     let lease: ReturnType<RunLeases["leaseForCommit"]> | undefined;
+    let wake: string | null = null;
     const result = await this.store.transact(
       threadId,
       (snapshot, now) => {
         decision = decide(snapshot, now);
-        return decision.ok ? { ok: true, events: decision.events } : decision;
+        if (!decision.ok) return decision;
+        // Every commit keeps thread.wakeAt true to the state it writes (deadlines, schedules).
+        if (decision.events.length === 0) return { ok: true, events: decision.events };
+        const timed = withWakeAt(snapshot, decision.events);
+        wake = timed.moved ? timed.wakeAt : null;
+        return { ok: true, events: timed.events };
       },
       {
         ...(options.create ? { create: true } : {}),
         ...(options.fresh ? { fresh: options.fresh } : {}),
         lease: () => {
-          const take = decision?.ok
-            ? decision.effects.find((effect) => effect.type === "take-lease")
-            : undefined;
+          const take =
+            decision?.ok && this.takesLeases()
+              ? decision.effects.find((effect) => effect.type === "take-lease")
+              : undefined;
           lease = take?.type === "take-lease" ? this.leases.leaseForCommit(take.runId) : undefined;
           return lease;
         },
@@ -107,6 +117,7 @@ export class RunWriter {
     );
     if (lease) this.leases.taken(lease);
     const won = decision as Extract<Decision<T>, { ok: true }>;
-    return { ...result, value: won.value, effects: won.effects };
+    const effects: Effect[] = wake === null ? won.effects : [...won.effects, { type: "wake-at", at: wake }];
+    return { ...result, value: won.value, effects };
   }
 }

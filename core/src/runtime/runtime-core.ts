@@ -6,6 +6,7 @@ import type { ThreadSnapshot } from "../state/snapshot.js";
 import type { CapabilityRegistry } from "./capability-bindings.js";
 import type { RuntimeAgentDefinition, RuntimeHooks, RuntimeScope } from "./definition-shapes.js";
 import type { ModelHistory } from "./model-history.js";
+import type { RunDispatch } from "./run-dispatch.js";
 import type { RunLeases } from "./run-leases.js";
 import type { RunRegistry } from "./run-registry.js";
 import type { RunWriter } from "./run-writer.js";
@@ -35,6 +36,9 @@ export interface RuntimeCore {
   readonly history: ModelHistory;
   readonly generateId: () => string;
   readonly closed: boolean;
+  /** A worker is handing its runs back (draining past its deadline): a run that stops is not failed. */
+  readonly handingBack: boolean;
+  readonly dispatch: RunDispatch;
 
   agent(agentId: string): RegisteredAgent;
   json(value: unknown, label?: string): JsonValue;

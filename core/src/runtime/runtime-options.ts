@@ -3,6 +3,7 @@ import type { RuntimeHooks } from "../definitions/agent-types.js";
 import type { Scope } from "../definitions/identity.js";
 import type { JsonLimits } from "../json/json-value.js";
 import type { AnyPaiPlugin } from "../plugins/plugin-types.js";
+import type { DispatchV1 } from "../ports/dispatch.js";
 import type { FilesV1 } from "../ports/files.js";
 import type { NotifierV1 } from "../ports/notifier.js";
 import type { StorageV1 } from "../ports/storage.js";
@@ -51,6 +52,14 @@ export type RuntimeOptions = {
   /** Cross-instance notifications; the storage's own notifier if it has one, else in-process. */
   notifier?: NotifierV1;
   files?: FilesV1;
+  /**
+   * Where runs are driven and wake-ups are scheduled. Default: in this process (a commit that
+   * starts a run drives it here). With a job engine (`@pai/dispatch-pgboss`,
+   * `@pai/dispatch-bullmq`) every run goes out as a job and is driven by a process that called
+   * `pai.startWorker()`; a process that never does is an API instance. The runtime never closes
+   * a dispatch passed here.
+   */
+  dispatch?: DispatchV1;
   /** Bindings for capability tokens, keyed by capability id. */
   capabilities?: Record<string, CapabilityBinding<any>>;
   /** Model used when an agent declares none. */

@@ -37,6 +37,7 @@ describe("the run's lease fences tool data", () => {
       acquireRunLease: async (input) => (stolen ? false : inner.acquireRunLease(input)),
       releaseRunLease: (input) => inner.releaseRunLease(input),
       listRecoverableRuns: (input) => inner.listRecoverableRuns(input),
+      listDueThreads: (input) => inner.listDueThreads(input),
     };
     const gate = deferred();
     const writes: Array<"written" | string> = [];

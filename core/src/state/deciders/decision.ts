@@ -32,7 +32,9 @@ export type Effect =
    */
   | { type: "finish-answer"; action: ActionRow; outcome: ToolOutcome }
   /** Re-enter a suspended tool with the submitted resume value. */
-  | { type: "resume-call"; action: ActionRow };
+  | { type: "resume-call"; action: ActionRow }
+  /** The thread's `wakeAt` moved to this instant: have it woken then (added by the writer, not deciders). */
+  | { type: "wake-at"; at: string };
 
 /** A decision: events to commit and effects to carry out once they are committed, plus a value for the caller. */
 export type Decision<T = undefined> =
