@@ -3,6 +3,7 @@ import type { CapabilityFacades, CapabilityMap } from "../capabilities/capabilit
 import type { ToolFailure } from "../errors/tool-failure.js";
 import type { JsonValue } from "../json/json-value.js";
 import type { ScopedFiles } from "../ports/files.js";
+import type { SuspendOptions, ToolDeadline } from "./deadline.js";
 import type { PendingActionRef } from "./pending-action.js";
 import type { ToolOutputArgs, ToolResolverArgs } from "./resolver-args.js";
 import type { ToolSchema } from "./schema.js";
@@ -173,7 +174,13 @@ export type ToolTriggerInput = {
   data?: JsonValue;
   /** Hide the notification from the transcript shown to users. */
   hidden?: boolean;
-};
+} & (
+  | { at?: never; cron?: never; timezone?: never }
+  /** Later, once: a schedule on the thread (it survives restarts and fires once). */
+  | { at: Date | string; cron?: never; timezone?: never }
+  /** On every instant of a five-field cron expression, in `timezone` (default UTC). */
+  | { cron: string; timezone?: string; at?: never }
+);
 
 /** Input of `ctx.agents.run`: run another registered agent as part of this run. */
 export type AgentRunInput = {
@@ -219,13 +226,15 @@ export type ToolExecutionContext<
   data: ToolDataWriter<TContract>;
   files: ScopedFiles;
   /**
-   * Pause at a named wait point and expose typed input to clients. (The constraint is spelled
+   * Pause at a named wait point and expose typed input to clients. `options.deadline` bounds
+   * this wait (overriding the point's `deadline`; `null` for none). (The constraint is spelled
    * out rather than written as `SuspendName<TContract>` so that an unknown name's error lists
    * the valid names, `"approve" | "confirm"`, instead of printing the alias.)
    */
   suspend<TName extends keyof TContract["suspend"] & string>(
     name: TName,
     input: TContract["suspend"][TName]["input"],
+    options?: SuspendOptions,
   ): ToolSuspendResult<TContract, TName>;
   /** Resolve as a deliberate, model-visible failure. */
   fail(failure: ToolFailure): ToolFailResult;
@@ -263,6 +272,8 @@ export type ToolDefinitionConfig<
   readonly contextSchema?: ZodToolSchema;
   readonly suspend?: SuspendMap;
   readonly dataSchemas?: Record<string, ToolSchema>;
+  /** How long each client-routed call may wait for its output (tools without execute only). */
+  readonly deadline?: ToolDeadline<TContract["input"]>;
 };
 
 /** A tool definition, as `defineTool` returns it (frozen). */
@@ -305,6 +316,7 @@ export type ToolConfig<TContext = unknown, TTools extends ToolMap = {}> = {
   contextSchema?: ZodToolSchema;
   suspend?: SuspendMap;
   dataSchemas?: Record<string, ToolSchema>;
+  deadline?: ToolDeadline<any>;
   capabilities?: CapabilityMap;
   tools?: TTools;
   execute?: ToolExecute<any, any, any, any>;

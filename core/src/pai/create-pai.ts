@@ -10,7 +10,8 @@ import type { RuntimeOptions, ScopeOption } from "../runtime/runtime-options.js"
 import { createService } from "../service/create-service.js";
 import type { PaiService } from "../service/service-types.js";
 import type { PaiWorker, WorkerOptions } from "../runtime/run-worker.js";
-import type { ScheduleRow, ScheduleTiming, ThreadRow } from "../state/rows.js";
+import type { ScheduleRow, ThreadRow } from "../state/rows.js";
+import { scheduleTiming } from "../state/wake.js";
 import { attachInternals } from "./internals.js";
 
 /** Anything `defineAgent` returns (the runtime reads only its runtime fields). */
@@ -127,22 +128,6 @@ export function scopeFromIdentity(identity: { scopeKey: string; userKey?: string
   );
 }
 
-/** `at` or `cron` (not both) as a schedule's timing. */
-function scheduleTiming(input: { at?: Date | string; cron?: string; timezone?: string }): ScheduleTiming {
-  if ((input.at === undefined) === (input.cron === undefined)) {
-    throw new PaiError("INVALID_INPUT", "A schedule needs exactly one of `at` (an instant) or `cron`.");
-  }
-  if (input.at !== undefined) {
-    const at = input.at instanceof Date ? input.at : new Date(input.at);
-    if (Number.isNaN(at.getTime())) throw new PaiError("INVALID_INPUT", "`at` must be a valid instant.");
-    return { at: at.toISOString() };
-  }
-  return {
-    cron: input.cron as string,
-    ...(input.timezone !== undefined ? { timezone: input.timezone } : {}),
-  };
-}
-
 /** Creates a PAI instance for a registry of agents sharing one storage. */
 export function createPai<
   const TAgents extends Record<string, AgentLike>,
@@ -237,7 +222,11 @@ export function createPai<
         }),
       trigger: async (input) => {
         await requireInScope(input.threadId, input.scope);
-        return engine.trigger({ ...input, identity: input.identity ?? null });
+        // The trusted trigger takes no time (that is `schedule`), so it always starts or queues a run.
+        return engine.trigger({ ...input, identity: input.identity ?? null }) as Promise<{
+          runId: string;
+          queued: boolean;
+        }>;
       },
       schedule: async (input) => {
         await requireInScope(input.threadId, input.scope);

@@ -6,7 +6,7 @@ import type { NotifierV1 } from "../ports/notifier.js";
 import { decided } from "../state/deciders/decision.js";
 import { decideCancelActiveRun, decideStartRun, type StartRunInput } from "../state/deciders/run-deciders.js";
 import { decideCancelSchedule, decideCreateSchedule } from "../state/deciders/schedule-deciders.js";
-import { timingProblem } from "../state/wake.js";
+import { scheduleTiming, timingProblem } from "../state/wake.js";
 import type { DispatchJob } from "../ports/dispatch.js";
 import type {
   ClientToolSnapshot,
@@ -31,6 +31,7 @@ import type {
   CreateThreadInput,
   RegisteredAgent,
   RuntimeCore,
+  ScheduledTrigger,
   StartOrQueueInput,
   TriggerInput,
 } from "./runtime-core.js";
@@ -468,7 +469,16 @@ export class Engine implements RuntimeCore, RuntimeCommands {
   }
 
   /** Appends a trusted notification and continues generation (queued while a run is active). */
-  async trigger(input: TriggerInput): Promise<{ runId: string; queued: boolean }> {
+  async trigger(input: TriggerInput): Promise<{ runId: string; queued: boolean } | ScheduledTrigger> {
+    if (input.at !== undefined || input.cron !== undefined) {
+      const schedule = await this.createSchedule({
+        threadId: input.threadId,
+        timing: scheduleTiming(input),
+        message: input.notification ?? "(notification)",
+        ...(input.data !== undefined ? { data: input.data } : {}),
+      });
+      return { scheduleId: schedule.scheduleId, nextAt: schedule.nextAt };
+    }
     const data = input.data === undefined ? undefined : this.json(input.data, "Trigger data");
     const message = this.notificationMessage(input.threadId, {
       notification: input.notification,

@@ -50,7 +50,7 @@ export interface RuntimeCore {
   failRun(threadId: string, runId: string, error: unknown): Promise<void>;
   startOrQueueRun(input: StartOrQueueInput): Promise<{ runId: string; version: number; queued: boolean }>;
   createThread(input: CreateThreadInput): Promise<ThreadRow>;
-  trigger(input: TriggerInput): Promise<{ runId: string; queued: boolean }>;
+  trigger(input: TriggerInput): Promise<{ runId: string; queued: boolean } | ScheduledTrigger>;
   cancelRunOf(threadId: string, reason: string | null): Promise<{ version: number }>;
   userMessage(
     threadId: string,
@@ -89,4 +89,11 @@ export type TriggerInput = {
   data?: unknown;
   hidden?: boolean;
   clientTools?: ClientToolSnapshot[];
+  /** Fire later instead of now: at an instant, or on a cron expression (a schedule on the thread). */
+  at?: Date | string;
+  cron?: string;
+  timezone?: string;
 };
+
+/** What a trigger with a time returns: the schedule it created. */
+export type ScheduledTrigger = { scheduleId: string; nextAt: string | null };

@@ -1,4 +1,5 @@
 import { CronExpressionParser } from "cron-parser";
+import { PaiError } from "../errors/pai-error.js";
 import type { ThreadEvent } from "./events.js";
 import type { ActionRow, ScheduleRow, ScheduleTiming } from "./rows.js";
 import { applyThreadEvent, type ThreadSnapshot } from "./snapshot.js";
@@ -86,4 +87,24 @@ export function timingProblem(timing: ScheduleTiming): string | null {
     const detail = error instanceof Error ? error.message : "invalid";
     return `\`cron\` "${timing.cron}"${timing.timezone ? ` in ${timing.timezone}` : ""} is not valid: ${detail.slice(0, 200)}`;
   }
+}
+
+/** `at` or `cron` (not both) as a schedule's timing. */
+export function scheduleTiming(input: {
+  at?: Date | string;
+  cron?: string;
+  timezone?: string;
+}): ScheduleTiming {
+  if ((input.at === undefined) === (input.cron === undefined)) {
+    throw new PaiError("INVALID_INPUT", "A schedule needs exactly one of `at` (an instant) or `cron`.");
+  }
+  if (input.at !== undefined) {
+    const at = input.at instanceof Date ? input.at : new Date(input.at);
+    if (Number.isNaN(at.getTime())) throw new PaiError("INVALID_INPUT", "`at` must be a valid instant.");
+    return { at: at.toISOString() };
+  }
+  return {
+    cron: input.cron as string,
+    ...(input.timezone !== undefined ? { timezone: input.timezone } : {}),
+  };
 }
