@@ -53,6 +53,18 @@ function positiveLimit(limit: number, what: string): number {
   return limit;
 }
 
+/**
+ * `now` in the form stored stamps take (`Date#toISOString`): stamps compare byte-wise in SQL, so
+ * an equal instant written another way ("Z" without milliseconds, an offset) would compare wrong.
+ */
+function canonicalNow(now: string, what: string): string {
+  const time = typeof now === "string" ? Date.parse(now) : Number.NaN;
+  if (Number.isNaN(time)) {
+    throw new PaiError("INVALID_INPUT", `${what}: now must be an ISO timestamp, got ${JSON.stringify(now)}.`);
+  }
+  return new Date(time).toISOString();
+}
+
 function invalidCursor(what: string): PaiError {
   return new PaiError(
     "INVALID_INPUT",
@@ -295,6 +307,24 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
           .limit(limit)
           .execute();
         return rows.map((row) => ({ threadId: row.thread_id as string, runId: row.run_id as string }));
+      });
+    },
+
+    async listDueThreads({ now, limit }) {
+      const until = canonicalNow(now, "listDueThreads");
+      positiveLimit(limit, "listDueThreads");
+      return guarded("listDueThreads", async () => {
+        // `is not null` lets the partial index (wake_at, thread_id) serve the whole query.
+        const rows = await db
+          .selectFrom(t.threads)
+          .select(["thread_id", "wake_at"])
+          .where("wake_at", "is not", null)
+          .where("wake_at", "<=", until)
+          .orderBy("wake_at")
+          .orderBy("thread_id")
+          .limit(limit)
+          .execute();
+        return rows.map((row) => ({ threadId: row.thread_id as string, wakeAt: row.wake_at as string }));
       });
     },
 

@@ -1,7 +1,7 @@
 // PAI's schema migrations, compiled into the package, and migrateToLatest which applies them.
 import { PaiError } from "@pai/core";
 import type { Kysely } from "kysely";
-import { type Migration, type MigrationProvider, Migrator } from "kysely/migration";
+import { type Migration, Migrator } from "kysely/migration";
 import { type DialectFamily, pickSqlFamily } from "./dialect-family.js";
 import type { SqlFamily } from "./families/sql-family.js";
 import { type TableNames, tableNames } from "./table-names.js";
@@ -13,14 +13,16 @@ export type MigrateOptions = {
   dialect?: DialectFamily;
 };
 
+function createIndex(db: Kysely<any>, family: SqlFamily, prefix: string, name: string) {
+  const builder = db.schema.createIndex(`${prefix}${name}`);
+  return family.createIndexIfNotExists ? builder.ifNotExists() : builder;
+}
+
 // Ids and timestamps compare byte-wise on every engine (each family's column types say how) so
 // ordering and keyset cursors match JavaScript string order.
 function initialMigration(family: SqlFamily, t: TableNames, prefix: string): Migration {
   const type = family.columnTypes;
-  const index = (db: Kysely<any>, name: string) => {
-    const builder = db.schema.createIndex(`${prefix}${name}`);
-    return family.createIndexIfNotExists ? builder.ifNotExists() : builder;
-  };
+  const index = (db: Kysely<any>, name: string) => createIndex(db, family, prefix, name);
   return {
     async up(db) {
       await db.schema
@@ -137,21 +139,54 @@ function initialMigration(family: SqlFamily, t: TableNames, prefix: string): Mig
   };
 }
 
-/** Migrations are code, not files, so bundlers and serverless builds need no extra assets. */
-class PaiMigrationProvider implements MigrationProvider {
-  constructor(
-    private readonly family: SqlFamily,
-    private readonly tables: TableNames,
-    private readonly prefix: string,
-  ) {}
+/**
+ * What a thread wakes up for: `wake_at` is the stamp `listDueThreads` scans (a stamp like the
+ * others, so it compares byte-wise), `schedules` the thread's scheduled triggers as JSON. Both
+ * are nullable, so rows written before this migration read as "nothing due".
+ */
+function wakeAtMigration(family: SqlFamily, t: TableNames, prefix: string): Migration {
+  const type = family.columnTypes;
+  return {
+    async up(db) {
+      // One column per statement: SQLite's ALTER TABLE adds only one.
+      await db.schema.alterTable(t.threads).addColumn("wake_at", type.stamp).execute();
+      await db.schema.alterTable(t.threads).addColumn("schedules", type.json).execute();
+      // Most threads have nothing due; where the engine can, the index leaves them out.
+      let index = createIndex(db, family, prefix, "threads_wake_at_idx")
+        .on(t.threads)
+        .columns(["wake_at", "thread_id"]);
+      if (family.partialIndexes) index = index.where("wake_at", "is not", null);
+      await index.execute();
+    },
+  };
+}
 
-  async getMigrations(): Promise<Record<string, Migration>> {
-    return { "0001_initial": initialMigration(this.family, this.tables, this.prefix) };
-  }
+/**
+ * Every migration this package ships, by name. Migrations are code, not files, so bundlers and
+ * serverless builds need no extra assets.
+ */
+function paiMigrations(family: SqlFamily, t: TableNames, prefix: string): Record<string, Migration> {
+  return {
+    "0001_initial": initialMigration(family, t, prefix),
+    "0002_wake_at": wakeAtMigration(family, t, prefix),
+  };
+}
+
+/** A Kysely `Migrator` over PAI's migrations and migration tables (tests step through it). */
+export function paiMigrator(db: Kysely<any>, options: MigrateOptions = {}): Migrator {
+  const prefix = options.tablePrefix ?? "pai_";
+  const tables = tableNames(prefix);
+  const family = pickSqlFamily(db, options.dialect);
+  return new Migrator({
+    db,
+    provider: { getMigrations: async () => paiMigrations(family, tables, prefix) },
+    migrationTableName: tables.migrations,
+    migrationLockTableName: tables.migrationLock,
+  });
 }
 
 /** Names of the migrations this package version ships, oldest first. */
-export const PAI_MIGRATION_NAMES = ["0001_initial"] as const;
+export const PAI_MIGRATION_NAMES = ["0001_initial", "0002_wake_at"] as const;
 
 /**
  * Creates or upgrades the PAI tables. Idempotent. Safe to call from several processes at once:
@@ -159,15 +194,7 @@ export const PAI_MIGRATION_NAMES = ["0001_initial"] as const;
  * SQLite and PGlite connections are single-process.
  */
 export async function migrateToLatest(db: Kysely<any>, options: MigrateOptions = {}): Promise<void> {
-  const prefix = options.tablePrefix ?? "pai_";
-  const tables = tableNames(prefix);
-  const family = pickSqlFamily(db, options.dialect);
-  const migrator = new Migrator({
-    db,
-    provider: new PaiMigrationProvider(family, tables, prefix),
-    migrationTableName: tables.migrations,
-    migrationLockTableName: tables.migrationLock,
-  });
+  const migrator = paiMigrator(db, options);
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((result) => result.status === "Error")?.migrationName;

@@ -55,6 +55,9 @@ const toolDataColumns: Column[] = [
   ["seq", "bigint"],
 ];
 
+/** Thread columns bound as JSON text and cast to jsonb by the statement. */
+const threadJsonColumns: ReadonlySet<string> = new Set(["metadata", "schedules"]);
+
 /** Each table's CTE name and `jsonb_to_recordset` record type. */
 const cteOf: Record<TableWrite["table"], { name: string; columns: Column[] }> = {
   messages: { name: "m", columns: messageColumns },
@@ -145,7 +148,7 @@ function buildCommit(
       insert into ${sql.table(t.threads)} (${sql.join(columns.map((column) => sql.ref(column)))})
       values (${sql.join(
         columns.map((column) =>
-          column === "metadata" ? sql`${values[column]}::jsonb` : sql`${values[column]}`,
+          threadJsonColumns.has(column) ? sql`${values[column]}::jsonb` : sql`${values[column]}`,
         ),
       )})
       on conflict (thread_id) do nothing
@@ -154,7 +157,7 @@ function buildCommit(
   } else {
     const assignments = [
       ...Object.entries(threadValues ?? {}).map(([column, value]) =>
-        column === "metadata"
+        threadJsonColumns.has(column)
           ? sql`${sql.ref(column)} = ${value}::jsonb`
           : sql`${sql.ref(column)} = ${value}`,
       ),

@@ -5,6 +5,7 @@ import type {
   JsonValue,
   MessageRow,
   RunRow,
+  ScheduleRow,
   StoredThreadEvents,
   ThreadEvent,
   ThreadRow,
@@ -48,11 +49,14 @@ export class RowCodec {
       active_run_id: thread.activeRunId,
       metadata: this.nullableJson(thread.metadata),
       created_at: thread.createdAt,
+      wake_at: thread.wakeAt ?? null,
+      schedules: this.nullableJson(thread.schedules),
     };
   }
 
+  /** A column cannot tell null from absent: `wakeAt` and `schedules` are read back only when set. */
   thread(row: DbRow): ThreadRow {
-    return {
+    const thread: ThreadRow = {
       threadId: row.thread_id as string,
       scopeKey: row.scope_key as string,
       userKey: (row.user_key as string | null) ?? null,
@@ -65,6 +69,10 @@ export class RowCodec {
       createdAt: row.created_at as string,
       updatedAt: row.updated_at as string,
     };
+    if (row.wake_at !== null && row.wake_at !== undefined) thread.wakeAt = row.wake_at as string;
+    const schedules = this.parseNullable<ScheduleRow[]>(row.schedules);
+    if (schedules !== null) thread.schedules = schedules;
+    return thread;
   }
 
   messageColumns(message: MessageRow, threadId: string): DbRow {

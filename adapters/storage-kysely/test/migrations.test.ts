@@ -2,7 +2,8 @@ import { PaiError } from "@pai/core";
 import { makeThreadRow } from "@pai/core/testing";
 import { sql } from "kysely";
 import { afterAll, describe, expect, it } from "vitest";
-import { kyselyStorage, migrateToLatest, PAI_MIGRATION_NAMES } from "../src/index.js";
+import { kyselyStorage, migrateToLatest, PAI_MIGRATION_NAMES, tableNames } from "../src/index.js";
+import { paiMigrator } from "../src/migrations.js";
 import { type EngineName, openEngine, type TestEngine } from "./support/engines.js";
 
 const engines: EngineName[] = ["pglite", "sqlite", "postgres", "mysql"];
@@ -51,5 +52,63 @@ describe.each(engines)("migrateToLatest on %s", async (name) => {
     ).toEqual({ ok: true, version: 1 });
     await migrateToLatest(second.db, { tablePrefix: prefix });
     expect((await storage.loadThread({ threadId: "kept" }))?.thread.version).toBe(1);
+  });
+
+  it("ships the migrations PAI_MIGRATION_NAMES names, in order", async () => {
+    const migrations = await paiMigrator(first.db, { tablePrefix: prefix }).getMigrations();
+    expect(migrations.map((migration) => migration.name)).toEqual([...PAI_MIGRATION_NAMES]);
+  });
+
+  it("upgrades tables made by 0001_initial, keeping their rows, so threads can wake up", async () => {
+    const upgraded = `${prefix}up_`;
+    const t = tableNames(upgraded);
+    try {
+      const { error } = await paiMigrator(first.db, { tablePrefix: upgraded }).migrateTo("0001_initial");
+      expect(error).toBeUndefined();
+      // A row as the storage of 0001_initial wrote it.
+      const old = makeThreadRow({ threadId: "old", scopeKey: "s" });
+      await first.db
+        .insertInto(t.threads)
+        .values({
+          thread_id: old.threadId,
+          scope_key: old.scopeKey,
+          user_key: old.userKey,
+          agent_id: old.agentId,
+          title: old.title,
+          status: old.status,
+          version: 1,
+          active_run_id: old.activeRunId,
+          metadata: null,
+          created_at: old.createdAt,
+          updated_at: old.updatedAt,
+        })
+        .execute();
+
+      await migrateToLatest(second.db, { tablePrefix: upgraded });
+      const { rows } = await sql<{ name: string }>`select name from ${sql.table(t.migrations)}`.execute(
+        first.db,
+      );
+      expect(rows.map((row) => row.name).sort()).toEqual([...PAI_MIGRATION_NAMES]);
+
+      const storage = kyselyStorage({ db: first.db, tablePrefix: upgraded });
+      expect((await storage.loadThread({ threadId: "old" }))?.thread).toEqual({ ...old, version: 1 });
+      expect(await storage.listDueThreads({ now: "2100-01-01T00:00:00.000Z", limit: 10 })).toEqual([]);
+
+      const wakeAt = "2026-01-02T00:00:00.000Z";
+      const result = await storage.commit({
+        threadId: "old",
+        expectedVersion: 1,
+        events: [{ type: "thread-updated", thread: { ...old, wakeAt, schedules: [] } }],
+        now: "2026-01-01T00:00:01.000Z",
+      });
+      expect(result).toEqual({ ok: true, version: 2 });
+      expect(await storage.listDueThreads({ now: wakeAt, limit: 10 })).toEqual([{ threadId: "old", wakeAt }]);
+      expect((await storage.loadThread({ threadId: "old" }))?.thread).toMatchObject({
+        wakeAt,
+        schedules: [],
+      });
+    } finally {
+      for (const table of Object.values(t)) await first.db.schema.dropTable(table).ifExists().execute();
+    }
   });
 });

@@ -211,6 +211,21 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageV1 {
       if (leases.get(key)?.owner === owner) leases.delete(key);
     },
 
+    async listDueThreads(input) {
+      const now = time(input.now, "listDueThreads.now");
+      checkLimit(input.limit, "listDueThreads");
+      const due: Array<{ threadId: string; wakeAt: string; time: number }> = [];
+      for (const { thread } of threads.values()) {
+        if (typeof thread.wakeAt !== "string") continue;
+        const wake = Date.parse(thread.wakeAt);
+        if (wake <= now) due.push({ threadId: thread.threadId, wakeAt: thread.wakeAt, time: wake });
+      }
+      return due
+        .sort((a, b) => a.time - b.time || compareStrings(a.threadId, b.threadId))
+        .slice(0, input.limit)
+        .map(({ threadId, wakeAt }) => ({ threadId, wakeAt }));
+    },
+
     async listRecoverableRuns(input) {
       const now = time(input.now, "listRecoverableRuns.now");
       checkLimit(input.limit, "listRecoverableRuns");
@@ -236,13 +251,28 @@ function emptyRecord(events: ThreadEvent[]): ThreadRecord {
   const created = events.findLast((event) => event.type === "thread-updated");
   if (!created) throw new Error("unreachable: a creating commit without thread-updated passed validation");
   return {
-    thread: created.thread,
+    thread: storedThread(created.thread),
     messages: new Map(),
     runs: new Map(),
     actions: new Map(),
     toolData: new Map(),
     events: [],
   };
+}
+
+/**
+ * The thread row as stored: a null or undefined `wakeAt` or `schedules` is dropped. SQL adapters
+ * cannot tell null from absent, so every adapter reads both back only when set. A copy, since the row
+ * is shared with the logged event, which must read back as written.
+ */
+function storedThread(thread: ThreadRow): ThreadRow {
+  const unset = (key: "wakeAt" | "schedules") => key in thread && thread[key] == null;
+  if (!unset("wakeAt") && !unset("schedules")) return thread;
+  const { wakeAt, schedules, ...rest } = thread;
+  const stored: ThreadRow = rest;
+  if (wakeAt != null) stored.wakeAt = wakeAt;
+  if (schedules != null) stored.schedules = schedules;
+  return stored;
 }
 
 function threadIdOf(event: ThreadEvent): string {
@@ -268,7 +298,7 @@ function toolDataKey(item: ToolDataRow): string {
 function applyEvent(record: ThreadRecord, event: ThreadEvent): void {
   switch (event.type) {
     case "thread-updated":
-      record.thread = event.thread;
+      record.thread = storedThread(event.thread);
       return;
     case "message-upserted":
       record.messages.set(event.message.messageId, event.message);

@@ -1,30 +1,26 @@
 import { PaiError } from "../errors/pai-error.js";
 import { type JsonObject, type JsonValue, normalizeJson } from "../json/json-value.js";
+import type { DispatchJob } from "../ports/dispatch.js";
 import type { FilesV1 } from "../ports/files.js";
 import { createMemoryNotifier } from "../ports/memory-notifier.js";
 import type { NotifierV1 } from "../ports/notifier.js";
 import { decided } from "../state/deciders/decision.js";
 import { decideCancelActiveRun, decideStartRun, type StartRunInput } from "../state/deciders/run-deciders.js";
-import { decideCancelSchedule, decideCreateSchedule } from "../state/deciders/schedule-deciders.js";
-import { scheduleTiming, timingProblem } from "../state/wake.js";
-import type { DispatchJob } from "../ports/dispatch.js";
-import type {
-  ClientToolSnapshot,
-  MessageRow,
-  ScheduleRow,
-  ScheduleTiming,
-  ThreadRow,
-} from "../state/rows.js";
+import type { ClientToolSnapshot, MessageRow, ScheduleRow, ThreadRow } from "../state/rows.js";
+import { scheduleTiming } from "../state/wake.js";
 import { CapabilityRegistry } from "./capability-bindings.js";
 import { validateClientToolSnapshot } from "./client-tool-snapshot.js";
 import type { RuntimeHooks, RuntimeScope, RuntimeToolRegistration } from "./definition-shapes.js";
+import { handleDispatchedJob, wakeDueThreads } from "./dispatched-jobs.js";
+import { notificationMessageRow, userMessageRow } from "./message-rows.js";
 import { ModelHistory } from "./model-history.js";
 import { performEffects } from "./perform-effects.js";
 import { type ResolveRequest, resolveAction } from "./resolve-action.js";
 import { RunDispatch } from "./run-dispatch.js";
-import { RunDriver, scopeOf } from "./run-driver.js";
+import { RunDriver } from "./run-driver.js";
 import { LeaseLostError, RunLeases } from "./run-leases.js";
 import { RunRegistry } from "./run-registry.js";
+import { type PaiWorker, startWorker, type WorkerOptions } from "./run-worker.js";
 import { RunWriter } from "./run-writer.js";
 import type { RuntimeCommands } from "./runtime-commands.js";
 import type {
@@ -37,7 +33,12 @@ import type {
 } from "./runtime-core.js";
 import type { RuntimeEvent } from "./runtime-events.js";
 import type { RuntimeErrorReport, RuntimeOptions } from "./runtime-options.js";
-import { type PaiWorker, startWorker, type WorkerOptions } from "./run-worker.js";
+import {
+  type CreateScheduleInput,
+  cancelSchedule,
+  createSchedule,
+  scheduledRunStart,
+} from "./thread-schedules.js";
 import { ThreadStore } from "./thread-store.js";
 import { wakeThread } from "./wake-thread.js";
 
@@ -130,6 +131,10 @@ export class Engine implements RuntimeCore, RuntimeCommands {
       );
     }
     return agent;
+  }
+
+  hasAgent(agentId: string): boolean {
+    return this.#agents.has(agentId);
   }
 
   defaultAgentId(): string {
@@ -229,16 +234,7 @@ export class Engine implements RuntimeCore, RuntimeCommands {
    */
   async recover(options: { limit?: number } = {}): Promise<number> {
     const adopted = await this.#driver.recover(options);
-    const due = await this.store.storage.listDueThreads({ now: this.now(), limit: options.limit ?? 50 });
-    for (const { threadId } of due) {
-      if (this.dispatch.drivesHere) {
-        await this.wake(threadId).catch((error) => this.reportError({ error, phase: "recovery", threadId }));
-      } else {
-        const snapshot = await this.store.load(threadId);
-        if (snapshot)
-          this.dispatch.send({ kind: "wake", threadId, scopeKey: snapshot.thread.scopeKey, at: this.now() });
-      }
-    }
+    await wakeDueThreads(this, options.limit ?? 50);
     return adopted;
   }
 
@@ -247,27 +243,8 @@ export class Engine implements RuntimeCore, RuntimeCommands {
     return this.registry.track(threadId, wakeThread(this, threadId));
   }
 
-  /**
-   * One delivery of a dispatched job. A run job drives the run unless another instance holds
-   * it (that one drives it; if it dies, the expired lease makes the run recoverable); a run that
-   * parked or ended is acknowledged. Throws only to have the job delivered again.
-   */
-  async handleJob(job: DispatchJob): Promise<void> {
-    if (job.kind === "wake") {
-      await this.wake(job.threadId);
-      return;
-    }
-    const snapshot = await this.store.load(job.threadId);
-    const run = snapshot?.runs.find((candidate) => candidate.runId === job.runId);
-    if (!snapshot || !run || !this.#agents.has(snapshot.thread.agentId)) return;
-    if (run.status === "queued") {
-      await this.#driver.startQueued(job.threadId);
-      return;
-    }
-    if (run.status !== "running") return;
-    await this.continueRun(job.threadId, job.runId, run.identity ?? null, scopeOf(snapshot), { wait: false });
-    if (this.#handingBack)
-      throw new PaiError("CONFLICT", `Run ${job.runId} was handed back by a draining worker.`);
+  handleJob(job: DispatchJob): Promise<void> {
+    return handleDispatchedJob(this, this.#driver, job);
   }
 
   /** Starts working the jobs of this runtime's dispatch (see `run-worker.ts`). */
@@ -278,64 +255,16 @@ export class Engine implements RuntimeCore, RuntimeCommands {
 
   // ---------------------------------------------------------------- schedules
 
-  /** The start of the run a schedule's firing makes: its message as a trusted notification. */
-  scheduledMessage(
-    threadId: string,
-    schedule: { message: string; data: unknown; scheduleId: string },
-  ): StartRunInput {
-    const data = schedule.data === null || schedule.data === undefined ? undefined : this.json(schedule.data);
-    const message = this.notificationMessage(threadId, {
-      notification: schedule.message,
-      data,
-      hidden: false,
-    });
-    return {
-      runId: this.generateId(),
-      message,
-      trigger: {
-        type: "trigger",
-        messageId: message.messageId,
-        notification: schedule.message,
-        ...(data !== undefined ? { data } : {}),
-      },
-      clientTools: [],
-      clientData: null,
-      identity: null,
-      queueIfBusy: true,
-      cancelPending: false,
-    };
+  scheduledMessage(threadId: string, schedule: { message: string; data: unknown }): StartRunInput {
+    return scheduledRunStart(this, threadId, schedule);
   }
 
-  /** Adds a schedule to a thread (trusted: the caller checked the scope). */
-  async createSchedule(input: {
-    threadId: string;
-    scheduleId?: string;
-    timing: ScheduleTiming;
-    message: string;
-    data?: unknown;
-  }): Promise<ScheduleRow> {
-    const problem = timingProblem(input.timing);
-    if (problem) throw new PaiError("INVALID_INPUT", `Invalid schedule: ${problem}.`);
-    if (typeof input.message !== "string" || input.message.length === 0 || input.message.length > 10_000) {
-      throw new PaiError("INVALID_INPUT", "A schedule needs a message of 1 to 10000 characters.");
-    }
-    const timing: ScheduleTiming =
-      "at" in input.timing
-        ? { at: new Date(input.timing.at).toISOString() }
-        : { cron: input.timing.cron, ...(input.timing.timezone ? { timezone: input.timing.timezone } : {}) };
-    const data = input.data === undefined ? null : this.json(input.data, "Schedule data");
-    const scheduleId = input.scheduleId ?? this.generateId();
-    const committed = await this.writer.commit(input.threadId, (snapshot, now) =>
-      decideCreateSchedule(snapshot, { scheduleId, timing, message: input.message, data }, now),
-    );
-    return structuredClone(committed.value);
+  createSchedule(input: CreateScheduleInput): Promise<ScheduleRow> {
+    return createSchedule(this, input);
   }
 
-  async cancelSchedule(input: { threadId: string; scheduleId: string }): Promise<ScheduleRow> {
-    const committed = await this.writer.commit(input.threadId, (snapshot, now) =>
-      decideCancelSchedule(snapshot, input.scheduleId, now),
-    );
-    return structuredClone(committed.value);
+  cancelSchedule(input: { threadId: string; scheduleId: string }): Promise<ScheduleRow> {
+    return cancelSchedule(this, input);
   }
 
   /** Starts a run now, or queues it behind the active run, for the message that triggers it. */
@@ -426,19 +355,7 @@ export class Engine implements RuntimeCore, RuntimeCommands {
     threadId: string,
     message: { text: string; id?: string } | { id?: string; parts: unknown[] },
   ): MessageRow {
-    const messageId = message.id ?? this.generateId();
-    const now = this.now();
-    const parts = "text" in message ? [{ type: "text", text: message.text }] : message.parts;
-    return {
-      threadId,
-      messageId,
-      position: 0,
-      role: "user",
-      message: { id: messageId, role: "user", parts: parts as never },
-      runId: null,
-      createdAt: now,
-      updatedAt: now,
-    };
+    return userMessageRow(threadId, message, this.generateId, this.now());
   }
 
   /** Validates a request's frontend-defined client tools. */
@@ -454,18 +371,7 @@ export class Engine implements RuntimeCore, RuntimeCommands {
     threadId: string,
     input: { notification: string | undefined; data: JsonValue | undefined; hidden: boolean },
   ): MessageRow {
-    const { data } = input;
-    const text = [input.notification ?? "", data === undefined ? "" : JSON.stringify(data)]
-      .filter((chunk) => chunk.length > 0)
-      .join("\n\n");
-    const message = this.userMessage(threadId, { text: text || "(notification)" });
-    message.message = {
-      ...message.message,
-      metadata: {
-        pai: { kind: "notification", hidden: input.hidden, ...(data !== undefined ? { data } : {}) },
-      },
-    };
-    return message;
+    return notificationMessageRow(this.userMessage(threadId, { text: "" }), input);
   }
 
   /** Appends a trusted notification and continues generation (queued while a run is active). */

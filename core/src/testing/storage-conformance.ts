@@ -12,6 +12,7 @@ import { jsonTests } from "./storage-conformance/json.js";
 import { leasesTests } from "./storage-conformance/leases.js";
 import { rowsTests } from "./storage-conformance/rows.js";
 import { threadsTests } from "./storage-conformance/threads.js";
+import { wakeTests } from "./storage-conformance/wake.js";
 import { writeCostTests } from "./storage-conformance/write-cost.js";
 
 /** The named groups of the storage conformance suite, in the order they run. */
@@ -23,6 +24,7 @@ export const STORAGE_CONFORMANCE_GROUPS = [
   "threads",
   "actions",
   "leases",
+  "wake",
   "json",
   "write-cost",
 ] as const;
@@ -55,6 +57,7 @@ const groupTests: Record<StorageConformanceGroup, (context: ConformanceContext) 
   threads: threadsTests,
   actions: actionsTests,
   leases: leasesTests,
+  wake: wakeTests,
   json: jsonTests,
   "write-cost": writeCostTests,
 };

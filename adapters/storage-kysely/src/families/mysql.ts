@@ -33,6 +33,7 @@ export const mysqlFamily: SqlFamily = {
   },
   // MySQL has no `create index if not exists`; the migration table records it instead.
   createIndexIfNotExists: false,
+  partialIndexes: false,
   json: { encode: (value) => JSON.stringify(value), decode: (value) => JSON.parse(value as string) },
 
   upsert(insert, _table, rule) {

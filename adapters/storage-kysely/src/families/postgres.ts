@@ -32,6 +32,7 @@ export const postgresFamily: SqlFamily = {
     bigint: "bigint",
   },
   createIndexIfNotExists: true,
+  partialIndexes: true,
   // Written as JSON text (cast to jsonb by the server); read back already parsed by the driver.
   json: { encode: (value) => JSON.stringify(value), decode: (value) => value },
 

@@ -37,6 +37,8 @@ export interface SqlFamily {
   /** Physical column types; ids and stamps must compare byte-wise (see migrations). */
   readonly columnTypes: Record<ColumnKind, ColumnType>;
   readonly createIndexIfNotExists: boolean;
+  /** The engine can index only the rows matching a `where` (MySQL/MariaDB cannot). */
+  readonly partialIndexes: boolean;
   readonly json: JsonColumns;
 
   /** Adds the family's "insert or update on key conflict" clause. */

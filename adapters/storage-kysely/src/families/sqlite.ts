@@ -31,6 +31,7 @@ export const sqliteFamily: SqlFamily = {
     bigint: "integer",
   },
   createIndexIfNotExists: true,
+  partialIndexes: true,
   json: { encode: (value) => JSON.stringify(value), decode: (value) => JSON.parse(value as string) },
 
   upsert: onConflictUpsert,

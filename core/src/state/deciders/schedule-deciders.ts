@@ -83,7 +83,7 @@ export function decideFireSchedule(
 ): Decision<{ fired: boolean }> {
   const schedules = snapshot.thread.schedules ?? [];
   const found = schedules.find((schedule) => schedule.scheduleId === input.scheduleId);
-  if (!found || found.state !== "active" || found.nextAt === null || found.nextAt > now) {
+  if (found?.state !== "active" || found.nextAt === null || found.nextAt > now) {
     return decided([], [], { fired: false });
   }
   const nextAt = "at" in found.timing ? null : nextFiring(found.timing, now);

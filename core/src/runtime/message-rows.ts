@@ -1,0 +1,47 @@
+import type { JsonValue } from "../json/json-value.js";
+import type { MessageRow } from "../state/rows.js";
+
+/** A user message as a row; its position is set when a commit appends it. */
+export function userMessageRow(
+  threadId: string,
+  message: { text: string; id?: string } | { id?: string; parts: unknown[] },
+  generateId: () => string,
+  now: string,
+): MessageRow {
+  const messageId = message.id ?? generateId();
+  const parts = "text" in message ? [{ type: "text", text: message.text }] : message.parts;
+  return {
+    threadId,
+    messageId,
+    position: 0,
+    role: "user",
+    message: { id: messageId, role: "user", parts: parts as never },
+    runId: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/**
+ * A trusted notification (a trigger, a schedule's firing) as the user-role message the model
+ * reads: its text, then its data as JSON; marked in metadata so a UI can show or hide it.
+ */
+export function notificationMessageRow(
+  row: MessageRow,
+  input: { notification: string | undefined; data: JsonValue | undefined; hidden: boolean },
+): MessageRow {
+  const { data } = input;
+  const text = [input.notification ?? "", data === undefined ? "" : JSON.stringify(data)]
+    .filter((chunk) => chunk.length > 0)
+    .join("\n\n");
+  return {
+    ...row,
+    message: {
+      ...row.message,
+      parts: [{ type: "text", text: text || "(notification)" }],
+      metadata: {
+        pai: { kind: "notification", hidden: input.hidden, ...(data !== undefined ? { data } : {}) },
+      },
+    },
+  };
+}
