@@ -40,6 +40,7 @@ describe("the run's lease fences tool data", () => {
       listDueThreads: (input) => inner.listDueThreads(input),
     };
     const gate = deferred();
+    const started = deferred();
     const writes: Array<"written" | string> = [];
     const slow = defineTool({
       id: "test.defects.slow-writer.v1",
@@ -47,6 +48,7 @@ describe("the run's lease fences tool data", () => {
       inputSchema: z.object({}),
       dataSchemas: { progress: z.object({ pct: z.number() }) },
       execute: async (ctx) => {
+        started.resolve();
         await gate.promise;
         try {
           await ctx.data.write("progress", { pct: 1 });
@@ -66,6 +68,8 @@ describe("the run's lease fences tool data", () => {
     });
     const threadId = await t.createThread();
     await t.pai.service.threads.send({ identity: t.identity, threadId, message: { text: "go" } });
+    // Stolen once the tool runs (a loaded machine may take longer than the lease to get there).
+    await started.promise;
     stolen = true;
     // The heartbeat (every lease/3) learns the lease is gone.
     await new Promise((resolve) => setTimeout(resolve, 150));
