@@ -7,6 +7,7 @@ export default defineConfig({
     "testing/index": "src/testing/index.ts",
     "testing/conformance": "src/testing/conformance.ts",
     "internal/index": "src/internal/index.ts",
+    cli: "src/cli/pai-cli.ts",
   },
   format: ["esm"],
   dts: true,
