@@ -13,6 +13,8 @@ export type RuntimeInternals = {
   readonly capabilities: { readonly size: number };
   /** Cancels the thread's active run as a trusted operator would. */
   cancelRunOf(threadId: string, reason: string | null): Promise<{ version: number }>;
+  /** Acts on what is due on one thread now (deadlines, schedules), as a wake-up job would. */
+  wake(threadId: string): Promise<{ resolved: number; fired: number }>;
 };
 
 /**
