@@ -81,7 +81,9 @@ describe("deadlines of pending actions", () => {
       const result = toolResultFor(scripted(runtime), 1, "call-1");
       expect(JSON.stringify(result.output)).toContain("Nobody approved within a minute");
       expect(events.filter((event) => event.type === "action-resolved")).toHaveLength(1);
-      await expect(runtime.submit(threadId, action.actionId, { approved: true })).rejects.toSatisfy(code("CONFLICT"));
+      await expect(runtime.submit(threadId, action.actionId, { approved: true })).rejects.toSatisfy(
+        code("CONFLICT"),
+      );
     },
   );
 
@@ -144,12 +146,19 @@ describe("deadlines of pending actions", () => {
         const lead = () => new Promise((resolve) => setTimeout(resolve, index % 3));
         if (index % 2 === 0) await lead();
         const answer = answerer.pai.service.actions
-          .submit({ identity: answerer.identity as never, threadId, actionId, payload: { approved: true } } as never)
+          .submit({
+            identity: answerer.identity as never,
+            threadId,
+            actionId,
+            payload: { approved: true },
+          } as never)
           .then(
             () => "answered" as const,
             (error: unknown) => (code("CONFLICT")(error) ? ("conflict" as const) : Promise.reject(error)),
           );
-        const wake = (index % 2 === 1 ? lead() : Promise.resolve()).then(() => internalsOf(waker.pai).wake(threadId));
+        const wake = (index % 2 === 1 ? lead() : Promise.resolve()).then(() =>
+          internalsOf(waker.pai).wake(threadId),
+        );
         await Promise.all([answer, wake]);
         return answer;
       }),
@@ -169,7 +178,9 @@ describe("deadlines of pending actions", () => {
       expect(outcomes[index]).toBe(action.state === "submitted" ? "answered" : "conflict");
       if (action.state === "submitted") answered++;
       else expired++;
-      expect(events.filter((event) => event.type === "action-resolved" && event.actionId === actionId)).toHaveLength(1);
+      expect(
+        events.filter((event) => event.type === "action-resolved" && event.actionId === actionId),
+      ).toHaveLength(1);
     }
     // Both sides won some races: they were real races.
     expect(answered).toBeGreaterThan(0);

@@ -60,21 +60,36 @@ describe.skipIf(!available)("deadlines racing answers across processes", () => {
 
   beforeAll(async () => {
     assertChildProcessesCanRun();
-    db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: postgresUrl, max: 4 }) }) });
+    db = new Kysely<any>({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: postgresUrl, max: 4 }) }),
+    });
     await migrateToLatest(db, { tablePrefix: prefix });
   });
 
   afterAll(async () => {
     if (!db) return;
-    const tables = await sql<{ tablename: string }>`select tablename from pg_tables where tablename like ${`${prefix}%`}`.execute(db);
-    for (const { tablename } of tables.rows) await sql`drop table if exists ${sql.table(tablename)} cascade`.execute(db);
+    const tables = await sql<{
+      tablename: string;
+    }>`select tablename from pg_tables where tablename like ${`${prefix}%`}`.execute(db);
+    for (const { tablename } of tables.rows)
+      await sql`drop table if exists ${sql.table(tablename)} cascade`.execute(db);
     await db.destroy();
   });
 
-  it(`resolves each of ${RACES} actions exactly once, observers once, the loser told CONFLICT`, { timeout: 240_000 }, async () => {
+  it(`resolves each of ${RACES} actions exactly once, observers once, the loser told CONFLICT`, {
+    timeout: 240_000,
+  }, async () => {
     // Deadlines open a few seconds out, so both racers are up before the first one passes.
-    const asker = await runRole({ prefix, role: "ask", instanceId: "asker", count: RACES, deadlineMs: 8_000 });
-    const asked = asker.filter((line) => line.type === "asked") as Array<Line & { threadId: string; actionId: string; deadlineAt: string }>;
+    const asker = await runRole({
+      prefix,
+      role: "ask",
+      instanceId: "asker",
+      count: RACES,
+      deadlineMs: 8_000,
+    });
+    const asked = asker.filter((line) => line.type === "asked") as Array<
+      Line & { threadId: string; actionId: string; deadlineAt: string }
+    >;
     expect(asked).toHaveLength(RACES);
     const actions = asked.map(({ threadId, actionId, deadlineAt }) => ({ threadId, actionId, deadlineAt }));
     const [answerer, waker] = await Promise.all([
@@ -95,18 +110,30 @@ describe.skipIf(!available)("deadlines racing answers across processes", () => {
       }
     }
     const outcomes = new Map(
-      answerer.filter((line) => line.type === "answer").map((line) => [String(line.actionId), String(line.outcome)]),
+      answerer
+        .filter((line) => line.type === "answer")
+        .map((line) => [String(line.actionId), String(line.outcome)]),
     );
     const table = `${prefix}actions`;
-    const rows = await sql<{ action_id: string; row: unknown }>`select action_id, row from ${sql.table(table)}`.execute(db);
+    const rows = await sql<{
+      action_id: string;
+      row: unknown;
+    }>`select action_id, row from ${sql.table(table)}`.execute(db);
     const stored = new Map(
-      rows.rows.map((row) => [row.action_id, (typeof row.row === "string" ? JSON.parse(row.row) : row.row) as { state: string }]),
+      rows.rows.map((row) => [
+        row.action_id,
+        (typeof row.row === "string" ? JSON.parse(row.row) : row.row) as { state: string },
+      ]),
     );
     let answered = 0;
     let expired = 0;
     for (const { actionId } of actions) {
       // Exactly one resolution, seen by exactly one process's observers.
-      const seen = { by: resolvedBy.get(actionId), outcome: outcomes.get(actionId), stored: stored.get(actionId) };
+      const seen = {
+        by: resolvedBy.get(actionId),
+        outcome: outcomes.get(actionId),
+        stored: stored.get(actionId),
+      };
       expect(seen.by ?? [], `${actionId}: ${JSON.stringify(seen)}`).toHaveLength(1);
       const state = stored.get(actionId)?.state;
       if (state === "submitted") {
