@@ -120,7 +120,9 @@ export async function resolveAction(
     // afterToolResult sees every result, failures included, and may turn this one into an output.
     if (hasAfterHooks) finish = { type: "hooks", outcome: { type: "error", errorText: message } };
   }
-  const claims = finish.type === "resume" || finish.type === "hooks";
+  // An API instance on a job engine leaves re-entering the tool to the worker that drives the run.
+  const queueResume = finish.type === "resume" && !rt.dispatch.drivesHere;
+  const claims = (finish.type === "resume" && !queueResume) || finish.type === "hooks";
   const inflight = rt.registry.inflight(run.runId);
   // Claimed before the commit so a concurrent driver never mistakes the call for a crash leftover.
   if (claims) inflight.add(action.toolCallId);
@@ -138,6 +140,7 @@ export async function resolveAction(
             resolution,
             idempotencyKey,
             finish,
+            queueResume,
             ...(input.clientTools
               ? { clientTools: input.clientTools, identity: toJsonOrNull(rt, input.identity) }
               : {}),
@@ -195,7 +198,7 @@ function submitSchema(
   return clientTool?.outputSchema ? validatingJsonSchema(clientTool.outputSchema) : undefined;
 }
 
-function findCallInput(snapshot: ThreadSnapshot, action: ActionRow): unknown {
+export function findCallInput(snapshot: ThreadSnapshot, action: ActionRow): unknown {
   const tail = snapshot.messages.find((message) => message.messageId === action.messageId);
   return tail ? findToolPart(tail.message, action.toolCallId)?.part.input : undefined;
 }

@@ -10,6 +10,7 @@ import type { ThreadSnapshot } from "../state/snapshot.js";
 import type { RuntimeScope } from "./definition-shapes.js";
 import { modelStep } from "./model-step.js";
 import { RequestContext } from "./request-context.js";
+import { resumeQueuedCall } from "./resume-queued-call.js";
 import { LeaseBusyError, LeaseLostError } from "./run-leases.js";
 import type { RuntimeCore } from "./runtime-core.js";
 import { hookFailureError } from "./tool-hooks.js";
@@ -92,12 +93,22 @@ export class RunDriver {
         case "parked":
           this.parked(snapshot, runId);
           return;
-        case "interrupt":
+        case "interrupt": {
           // Calls that started in a process that died: recorded as interrupted, never re-run.
-          await rt.writer.commit(threadId, (state, now) => decideInterrupt(state, runId, now), {
+          const keep = rt.registry.inflightOf(runId);
+          await rt.writer.commit(threadId, (state, now) => decideInterrupt(state, runId, now, keep), {
             fence: runId,
           });
           continue;
+        }
+        case "resume": {
+          const failure = await resumeQueuedCall(rt, snapshot, runId, move.action, identity, scope);
+          if (failure) {
+            await this.failRun(threadId, runId, hookFailureError(failure));
+            return;
+          }
+          continue;
+        }
         case "park":
           await rt.writer.commit(threadId, (state, now) => decidePark(state, runId, now), { fence: runId });
           return;

@@ -141,6 +141,13 @@ export type ActionRow = {
   /** Cancellation reason or failure message. */
   reason: string | null;
   idempotencyKey: string | null;
+  /**
+   * A submitted suspension whose tool has not been re-entered yet: set when the answer was taken
+   * by a process that does not drive runs (an API instance on a job engine), cleared by the
+   * commit of the worker that re-enters the tool. A call whose resume was claimed and then lost
+   * with its process is interrupted, never re-entered twice.
+   */
+  resumeQueued?: boolean;
   /** Thread version of the commit that resolved the action (lets an idempotent retry return it). */
   resolvedVersion?: number | null;
   /**

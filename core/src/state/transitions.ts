@@ -422,17 +422,19 @@ export const INTERRUPTED_TEXT =
 /** Marks tool calls that started but committed no outcome (after a crash) as interrupted. */
 export function interruptUnsettled(
   snapshot: ThreadSnapshot,
-  input: { runId: string; now: string },
+  input: { runId: string; now: string; keep?: ReadonlySet<string> },
 ): Transition {
   const { tail, unsettled } = analyzeRun(snapshot, input.runId);
   if (!tail || unsettled.length === 0) return { ok: true, events: [] };
   let message = tail;
   for (const part of unsettled) {
+    // Calls this process is still running, or a resume queued for a worker, are not leftovers.
+    if (input.keep?.has(part.toolCallId)) continue;
     message =
       settlePart(message, part.toolCallId, { type: "error", errorText: INTERRUPTED_TEXT }, input.now) ??
       message;
   }
-  return { ok: true, events: [{ type: "message-upserted", message }] };
+  return { ok: true, events: message === tail ? [] : [{ type: "message-upserted", message }] };
 }
 
 /** Writes (or replaces, by id) one durable tool-data item. */

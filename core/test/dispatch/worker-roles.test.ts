@@ -215,6 +215,88 @@ describe("API and worker roles on a job engine", () => {
     expect(queue.sent.length).toBeGreaterThanOrEqual(sentBefore);
   });
 
+  it("an answer taken by an API instance re-enters the suspended tool in the worker, once", async () => {
+    const storage = memoryStorage();
+    const queue = sharedQueue();
+    const entries: Array<{ where: string; entry: string; resume?: unknown }> = [];
+    const approvalAgent = (where: string) =>
+      defineAgent({
+        tools: {
+          approve: defineTool({
+            id: "test.roles-approve.v1",
+            description: "Asks for approval",
+            inputSchema: z.object({ what: z.string() }),
+            outputSchema: z.object({ approved: z.boolean(), by: z.string() }),
+            suspend: {
+              approval: {
+                suspendSchema: z.object({ what: z.string() }),
+                // The transform proves the worker parses the stored answer again.
+                resumeSchema: z
+                  .object({ approved: z.boolean() })
+                  .transform((value) => ({ ...value, parsed: true })),
+              },
+            },
+            execute: (ctx) => {
+              entries.push({
+                where,
+                entry: ctx.entry.type,
+                ...(ctx.entry.type === "resume" ? { resume: ctx.entry.resume } : {}),
+              });
+              return ctx.entry.type === "initial"
+                ? ctx.suspend("approval", { what: ctx.input.what })
+                : { approved: ctx.entry.resume.approved, by: where };
+            },
+          }),
+        },
+      });
+    const api = await createTestRuntime({
+      agent: approvalAgent("api"),
+      storage,
+      model: [],
+      dispatch: queue.dispatch(),
+    });
+    const worker = await createTestRuntime({
+      agent: approvalAgent("worker"),
+      storage,
+      dispatch: queue.dispatch(),
+      model: [
+        { toolCalls: [{ toolName: "approve", toolCallId: "call-1", input: { what: "post" } }] },
+        { text: "Approved and published." },
+      ],
+    });
+    cleanup.push(queue.close, api.close, worker.close);
+    const running = await worker.pai.startWorker({ recoveryIntervalMs: 60_000 });
+    cleanup.push(() => running.stop());
+    const threadId = await api.createThread();
+    await api.pai.service.threads.send({
+      identity: api.identity as never,
+      threadId,
+      message: { text: "go" },
+    } as never);
+    await until(async () => (await api.snapshot(threadId)).runs[0]?.status === "waiting", "the run to wait");
+    const actionId = (await api.snapshot(threadId)).actions[0]!.actionId;
+    await api.pai.service.actions.submit({
+      identity: api.identity as never,
+      threadId,
+      actionId,
+      payload: { approved: true },
+    } as never);
+    await until(
+      async () => (await api.snapshot(threadId)).runs[0]?.status === "completed",
+      "the run to complete",
+    );
+    expect(entries).toEqual([
+      { where: "worker", entry: "initial" },
+      { where: "worker", entry: "resume", resume: { approved: true, parsed: true } },
+    ]);
+    const snapshot = await api.snapshot(threadId);
+    expect(snapshot.actions[0]).toMatchObject({ state: "submitted", resumeQueued: false });
+    const part = (snapshot.messages.at(-1)!.message.parts as Array<{ type: string; output?: unknown }>).find(
+      (candidate) => candidate.type === "tool-approve",
+    );
+    expect(part?.output).toEqual({ approved: true, by: "worker" });
+  });
+
   it("refuses bad worker options", async () => {
     const queue = sharedQueue();
     const runtime = await createTestRuntime({

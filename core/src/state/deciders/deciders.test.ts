@@ -1,11 +1,17 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { RunRow } from "../rows.js";
+import type { ActionRow, RunRow } from "../rows.js";
 import { applyThreadEvent, type ThreadSnapshot } from "../snapshot.js";
 import { decideStep, planStep } from "./call-deciders.js";
 import type { Decision } from "./decision.js";
 import { decideResolve, type ResolveInput } from "./resolve-deciders.js";
-import { decideNextMove, decideStartRun, type StartRunInput } from "./run-deciders.js";
+import {
+  decideClaimResume,
+  decideInterrupt,
+  decideNextMove,
+  decideStartRun,
+  type StartRunInput,
+} from "./run-deciders.js";
 
 const NOW = "2026-01-01T00:00:00.000Z";
 
@@ -179,5 +185,102 @@ describe("decideNextMove", () => {
     expect(decideNextMove(waitingOnOutput(), { runId: "r1", inflight: new Set(), maxSteps: 20 }).type).toBe(
       "parked",
     );
+  });
+});
+
+describe("a resume queued by an API instance", () => {
+  /** Run r1 with call-x unsettled and its suspension submitted, waiting for a driver to re-enter it. */
+  function queued(): ThreadSnapshot {
+    let state = apply(empty(), decideStartRun(empty(), start("r1"), NOW));
+    const run = state.runs[0] as RunRow;
+    const planned = planStep(
+      [{ kind: "tool", toolCallId: "call-x", toolName: "work", input: {}, dynamic: false }],
+      { thread: state.thread, run, messageId: "m1", now: NOW, route: () => "execute" },
+    );
+    state = apply(state, decideStep(state, { runId: "r1", messageId: "m1", expectedStep: 0, planned }, NOW));
+    const action: ActionRow = {
+      threadId: "t",
+      actionId: "act-1",
+      scopeKey: "s",
+      runId: "r1",
+      messageId: "m1",
+      toolCallId: "call-x",
+      toolName: "work",
+      kind: "suspend",
+      suspendName: "approval",
+      name: "work.approval",
+      input: null,
+      state: "submitted",
+      episode: 1,
+      createdAt: NOW,
+      resolvedAt: NOW,
+      resume: { ok: true },
+      reason: null,
+      idempotencyKey: null,
+      resumeQueued: true,
+    };
+    return applyThreadEvent(state, { type: "action-upserted", action });
+  }
+
+  it("is the driver's next move, claimed once, and a lost claim is interrupted like any leftover", () => {
+    const state = queued();
+    const move = decideNextMove(state, { runId: "r1", inflight: new Set(), maxSteps: 20 });
+    expect(move).toEqual({ type: "resume", action: expect.objectContaining({ actionId: "act-1" }) });
+    // This process already re-enters it: wait for the call, do not claim again.
+    expect(decideNextMove(state, { runId: "r1", inflight: new Set(["call-x"]), maxSteps: 20 }).type).toBe(
+      "await-calls",
+    );
+    const claim = decideClaimResume(state, "act-1");
+    expect(claim.ok && claim.value.resumeQueued).toBe(false);
+    const claimed = apply(state, claim);
+    const again = decideClaimResume(claimed, "act-1");
+    expect(again.ok).toBe(false);
+    // The claimer died: no process runs the call, so the next driver records it as interrupted.
+    expect(decideNextMove(claimed, { runId: "r1", inflight: new Set(), maxSteps: 20 }).type).toBe(
+      "interrupt",
+    );
+    const kept = decideInterrupt(claimed, "r1", NOW, new Set(["call-x"]));
+    expect(kept.ok && kept.events).toEqual([]);
+    const interrupted = decideInterrupt(claimed, "r1", NOW);
+    expect(interrupted.ok && interrupted.events).toHaveLength(1);
+  });
+
+  it("an answer on an API instance queues the resume instead of re-entering the tool", () => {
+    let state = apply(empty(), decideStartRun(empty(), start("r1"), NOW));
+    const run = state.runs[0] as RunRow;
+    const planned = planStep(
+      [{ kind: "tool", toolCallId: "call-x", toolName: "work", input: {}, dynamic: false }],
+      { thread: state.thread, run, messageId: "m1", now: NOW, route: () => "execute" },
+    );
+    state = apply(state, decideStep(state, { runId: "r1", messageId: "m1", expectedStep: 0, planned }, NOW));
+    const pendingAction = {
+      ...(queued().actions[0] as ActionRow),
+      state: "pending" as const,
+      resumeQueued: undefined,
+    };
+    state = applyThreadEvent(state, { type: "action-upserted", action: pendingAction });
+    const answer = (queueResume: boolean) =>
+      decideResolve(
+        state,
+        {
+          actionId: "act-1",
+          kind: "submit",
+          resolution: { type: "submit", payload: { ok: true } },
+          idempotencyKey: null,
+          finish: { type: "resume" },
+          queueResume,
+        },
+        NOW,
+      );
+    const here = answer(false);
+    expect(here.ok && here.effects.map((effect) => effect.type)).toContain("resume-call");
+    const queuedAnswer = answer(true);
+    expect(queuedAnswer.ok && queuedAnswer.effects.map((effect) => effect.type)).toEqual([
+      "action-resolved",
+      "drive",
+    ]);
+    expect(
+      queuedAnswer.ok && queuedAnswer.value.type === "resolved" && queuedAnswer.value.action.resumeQueued,
+    ).toBe(true);
   });
 });

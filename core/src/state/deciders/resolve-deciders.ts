@@ -26,6 +26,12 @@ export type ResolveInput = {
   /** Client tools the answering request sent: they replace the run's for its next steps. */
   clientTools?: ClientToolSnapshot[];
   identity?: JsonValue | null;
+  /**
+   * The answering process does not drive runs (a job engine's API instance): a `resume` finish
+   * is left to the worker that drives the run next (`resumeQueued`), instead of re-entering the
+   * tool here.
+   */
+  queueResume?: boolean;
 };
 
 export type ResolveValue =
@@ -75,10 +81,13 @@ export function decideResolve(
     ...(deferred ? { settle: false } : {}),
   });
   if (!transition.ok) return transition;
-  const resolved = transition.events.find(
+  const queued = input.finish.type === "resume" && input.queueResume === true;
+  const found = transition.events.find(
     (event): event is Extract<typeof event, { type: "action-upserted" }> =>
       event.type === "action-upserted" && event.action.actionId === action.actionId,
-  )!.action;
+  )!;
+  const resolved: typeof found.action = queued ? { ...found.action, resumeQueued: true } : found.action;
+  if (queued) found.action = resolved;
   const run = snapshot.runs.find((candidate) => candidate.runId === action.runId);
   const wakes = run?.status === "waiting";
   const events = transition.events.map((event) =>
@@ -91,7 +100,7 @@ export function decideResolve(
   if (wakes) effects.push({ type: "take-lease", runId: action.runId });
   effects.push({ type: "action-resolved", action: resolved, resolution: input.kind });
   const finish = input.finish;
-  if (finish.type === "resume") effects.push({ type: "resume-call", action: resolved });
+  if (finish.type === "resume" && !queued) effects.push({ type: "resume-call", action: resolved });
   else if (finish.type === "hooks")
     effects.push({ type: "finish-answer", action: resolved, outcome: finish.outcome });
   // A resumed call and a call settled after its hooks drive the run once they have committed.

@@ -1,6 +1,6 @@
 import type { JsonValue } from "../../json/json-value.js";
 import type { ThreadEvent } from "../events.js";
-import type { ClientToolSnapshot, MessageRow, RunRow } from "../rows.js";
+import type { ActionRow, ClientToolSnapshot, MessageRow, RunRow } from "../rows.js";
 import { applyThreadEvent, type ThreadSnapshot } from "../snapshot.js";
 import { isStoredToolPart, type StoredToolPart } from "../tool-parts.js";
 import {
@@ -154,6 +154,8 @@ export type NextMove =
   | { type: "interrupt" }
   /** Tool calls of this process are still running; their outcome commits will drive again. */
   | { type: "await-calls" }
+  /** A submitted suspension waits for the driver to re-enter its tool (an API instance took the answer). */
+  | { type: "resume"; action: ActionRow }
   /** Every call has an outcome or a pending action, and some are pending: park. */
   | { type: "park" }
   /** The step limit is reached or the last step made no tool calls. */
@@ -169,6 +171,12 @@ export function decideNextMove(
   const { run, pending, unsettled } = analyzeRun(snapshot, input.runId);
   if (run?.status === "waiting") return { type: "parked" };
   if (run?.status !== "running") return { type: "stop" };
+  const queued = queuedResumes(snapshot, input.runId).find(
+    (action) =>
+      !input.inflight.has(action.toolCallId) &&
+      unsettled.some((part) => part.toolCallId === action.toolCallId),
+  );
+  if (queued) return { type: "resume", action: queued };
   if (unsettled.some((part) => !input.inflight.has(part.toolCallId))) return { type: "interrupt" };
   if (unsettled.length > 0) return { type: "await-calls" };
   if (pending.length > 0) return { type: "park" };
@@ -186,9 +194,45 @@ function lastStepFinished(snapshot: ThreadSnapshot, run: RunRow): boolean {
   return !parts.slice(lastStart + 1).some((part) => isStoredToolPart(part));
 }
 
-/** Records calls started by a process that died as interrupted; they are never re-run. */
-export function decideInterrupt(snapshot: ThreadSnapshot, runId: string, now: string): Decision {
-  return fromTransition(interruptUnsettled(snapshot, { runId, now }), [], undefined);
+/** Submitted suspensions of a run whose tool waits to be re-entered (`ActionRow.resumeQueued`). */
+export function queuedResumes(snapshot: ThreadSnapshot, runId: string): ActionRow[] {
+  return snapshot.actions.filter(
+    (action) =>
+      action.runId === runId &&
+      action.kind === "suspend" &&
+      action.state === "submitted" &&
+      action.resumeQueued === true,
+  );
+}
+
+/**
+ * Records calls started by a process that died as interrupted; they are never re-run. `keep`:
+ * calls this process runs, which are not leftovers.
+ */
+export function decideInterrupt(
+  snapshot: ThreadSnapshot,
+  runId: string,
+  now: string,
+  keep?: ReadonlySet<string>,
+): Decision {
+  return fromTransition(
+    interruptUnsettled(snapshot, { runId, now, ...(keep ? { keep } : {}) }),
+    [],
+    undefined,
+  );
+}
+
+/**
+ * A driver claims a queued resume before re-entering the tool, in a commit fenced by its lease:
+ * if it dies after this, the call is interrupted like any other call of a dead process.
+ */
+export function decideClaimResume(snapshot: ThreadSnapshot, actionId: string): Decision<ActionRow> {
+  const action = snapshot.actions.find((candidate) => candidate.actionId === actionId);
+  if (!action || action.state !== "submitted" || action.resumeQueued !== true) {
+    return rejected("CONFLICT", `The resume of action ${actionId} was already claimed.`);
+  }
+  const claimed: ActionRow = { ...action, resumeQueued: false };
+  return decided([{ type: "action-upserted", action: claimed }], [], claimed);
 }
 
 /** Parks a running run whose remaining work is all pending actions (re-checked on current state). */
