@@ -1,4 +1,5 @@
 import type {
+  ActionDeadline,
   ActionResult,
   AgentContract,
   AgentContractOf,
@@ -29,6 +30,11 @@ export type PendingActionView<TAgent = AgentContract> = {
   input: unknown;
   origin: PendingActionOrigin<TAgent>;
   ref: PendingActionRef<TAgent>;
+  /**
+   * When the action resolves by itself if nobody answers (`at`, an ISO instant), how
+   * (`resolution`) and what the model then reads (`reason`); null when it waits indefinitely.
+   */
+  deadline: ActionDeadline | null;
   /**
    * Answers the action: resume data for a suspension, the tool output for an output action.
    * `options` carries request extras (such as a client-tool snapshot) for the run it continues.

@@ -1,4 +1,11 @@
-import type { AgentContract, PaiNativeToolPart, PaiToolDataView, ToolName, ToolSuspend } from "@pai/core";
+import type {
+  ActionDeadline,
+  AgentContract,
+  PaiNativeToolPart,
+  PaiToolDataView,
+  ToolName,
+  ToolSuspend,
+} from "@pai/core";
 import type {
   ProjectedMessage,
   ProjectedPart,
@@ -20,6 +27,8 @@ export type PaiThreadSuspension<TAgent, TTool extends ToolName<Contract<TAgent>>
     name: TPoint;
     input: ToolSuspend<Contract<TAgent>, TTool>[TPoint]["input"];
     suspendedAt: string;
+    /** When the wait ends unanswered and how, or null without a deadline. */
+    deadline: ActionDeadline | null;
   } & SuspensionStateView<ToolSuspend<Contract<TAgent>, TTool>[TPoint]["resume"]>;
 }[keyof ToolSuspend<Contract<TAgent>, TTool> & string];
 

@@ -30,6 +30,7 @@ export type {
   RuntimeHooks,
   ToolCallResult,
 } from "./definitions/agent-types.js";
+export type { DeadlineInput, SuspendOptions, ToolDeadline } from "./definitions/deadline.js";
 export type { DefineAgentConfig, EffectiveRuntimeContext } from "./definitions/define-agent.js";
 export { defineAgent } from "./definitions/define-agent.js";
 export type { DefinedTool, DefineToolConfig, ToolIdCheck } from "./definitions/define-tool.js";
@@ -166,14 +167,6 @@ export type {
   WithPlugins,
 } from "./plugins/plugin-types.js";
 export type {
-  FileBody,
-  FilesV1,
-  SaveFileInput,
-  ScopedFiles,
-  StoredFileBody,
-  UploadedFile,
-} from "./ports/files.js";
-export type {
   DispatchHandler,
   DispatchJob,
   DispatchSendOptions,
@@ -182,6 +175,14 @@ export type {
   DispatchWorkOptions,
 } from "./ports/dispatch.js";
 export { dispatchJobProblem } from "./ports/dispatch.js";
+export type {
+  FileBody,
+  FilesV1,
+  SaveFileInput,
+  ScopedFiles,
+  StoredFileBody,
+  UploadedFile,
+} from "./ports/files.js";
 export { inProcessDispatch } from "./ports/in-process-dispatch.js";
 export { createMemoryNotifier } from "./ports/memory-notifier.js";
 export type { NotifierMessage, NotifierV1 } from "./ports/notifier.js";
@@ -200,6 +201,7 @@ export type {
   CapabilityAcquireContext,
   CapabilityBinding,
 } from "./runtime/capability-bindings.js";
+export type { PaiWorker, WorkerOptions } from "./runtime/run-worker.js";
 export type {
   RuntimeEvent,
   RuntimeEventRun,

@@ -39,6 +39,13 @@ export const requestApproval = defineTool({
       }),
       // AI SDK chats answer it with addToolApprovalResponse ({ approved, reason }).
       approval: true,
+      // Unanswered for two minutes, the call is cancelled and the model reads why.
+      deadline: {
+        in: 2 * 60_000,
+        onDeadline: "cancel",
+        reason:
+          "Nobody approved within two minutes, so the action was not taken. Ask again if it is still needed.",
+      },
     },
   },
   execute: (ctx) => {

@@ -96,6 +96,8 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
     await card.getByRole("button", { name: "Approve" }).waitFor();
     expect(await card.getAttribute("data-state")).toBe("waiting");
     await expect.poll(() => page.getByTestId("run-status").getAttribute("data-status")).toBe("waiting");
+    // The approval point's two-minute deadline counts down next to the form.
+    await expect.poll(() => card.getByTestId("deadline-left").textContent()).toMatch(/^0[12]:[0-5]\d$/);
     await screenshot("approval-waiting");
     await card.getByLabel("Comment (optional)").fill("Ship it");
     await card.getByRole("button", { name: "Approve" }).click();
@@ -385,6 +387,10 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
     // An approval point in the SDK's approval-requested state, still there after a reload and a restart.
     await chatSend("approve the launch");
     await page.getByTestId("chat-approval").waitFor();
+    // The SDK's approval part has no deadline; the page reads it from PAI and counts down.
+    await expect
+      .poll(() => page.getByTestId("chat-approval").getByTestId("deadline-left").textContent())
+      .toMatch(/^0[12]:[0-5]\d$/);
     await screenshot("usechat-approval");
     await page.reload();
     await page.getByTestId("chat-approval").waitFor();

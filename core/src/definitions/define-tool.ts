@@ -1,9 +1,10 @@
 import type { z } from "zod";
 import type { CapabilityMap } from "../capabilities/capability.js";
 import { PaiError } from "../errors/pai-error.js";
+import { deadlineProblem, type ToolDeadline } from "./deadline.js";
 import { normalizeRegistrations, type ToolRegistrationsInput } from "./registrations.js";
 import type { ToolSchema } from "./schema.js";
-import type { BuildToolContract, SuspendMap, ZodToolSchema } from "./tool-contract.js";
+import type { BuildToolContract, ParsedToolSchema, SuspendMap, ZodToolSchema } from "./tool-contract.js";
 import type {
   AnyToolDefinition,
   ChildContextIntersection,
@@ -62,6 +63,11 @@ export type DefineToolConfig<
   /** Named wait points. Requires execute. */
   suspend?: TSuspend;
   dataSchemas?: TData;
+  /**
+   * How long each call may wait for a client's output: fixed, or chosen from the call's input.
+   * Only for tools without execute; a backend tool puts deadlines on its suspend points.
+   */
+  deadline?: ToolDeadline<ParsedToolSchema<TInputSchema>>;
   /** Capability tokens keyed by ctx name. Requires execute. */
   capabilities?: TCapabilities;
   /** Child tools callable through ctx.tools. Each must be an ordinary backend tool. */
@@ -132,6 +138,26 @@ function checkChild(owner: string, name: string, child: AnyToolDefinition): void
       `${label} declares its own tools. Nesting is one level deep; register those tools on the parent instead.`,
     );
   }
+}
+
+/** A deadline that could never resolve fails the definition rather than every call that waits. */
+function checkDeadlines(owner: string, suspend: unknown, deadline: unknown, hasExecute: boolean): void {
+  if (typeof suspend === "object" && suspend !== null) {
+    for (const [name, point] of Object.entries(suspend)) {
+      const declared = typeof point === "object" && point !== null ? point.deadline : undefined;
+      const problem = declared === undefined ? null : deadlineProblem(declared);
+      if (problem) fail(`${owner}: suspend point "${name}" has an invalid deadline: ${problem}.`);
+    }
+  }
+  if (deadline === undefined) return;
+  if (hasExecute) {
+    fail(
+      `${owner}: deadline is for tools whose output a client supplies, and this tool has an execute. Put the deadline on a suspend point, or pass it to ctx.suspend(name, input, { deadline }).`,
+    );
+  }
+  if (typeof deadline === "function") return;
+  const problem = deadlineProblem(deadline);
+  if (problem) fail(`${owner}: invalid deadline: ${problem}.`);
 }
 
 /**
@@ -206,6 +232,7 @@ export function defineTool<
       `${owner}: suspend points are declared but there is no execute. Only a backend execute can enter a wait point; add an execute, or remove suspend so the tool's output is submitted by a client instead.`,
     );
   }
+  checkDeadlines(owner, config.suspend, config.deadline, hasExecute);
   let tools: Record<string, unknown> | undefined;
   if (config.tools !== undefined) {
     tools = normalizeRegistrations(config.tools as Record<string, unknown>, owner);
@@ -221,6 +248,7 @@ export function defineTool<
     ...(config.contextSchema !== undefined ? { contextSchema: config.contextSchema } : {}),
     ...(config.suspend !== undefined ? { suspend: config.suspend } : {}),
     ...(config.dataSchemas !== undefined ? { dataSchemas: config.dataSchemas } : {}),
+    ...(config.deadline !== undefined ? { deadline: config.deadline } : {}),
   });
   const definition = {
     kind: "tool" as const,

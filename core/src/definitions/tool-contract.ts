@@ -1,5 +1,6 @@
 import type { FlexibleSchema, InferSchema, Schema } from "ai";
 import type { z } from "zod";
+import type { DeadlineInput } from "./deadline.js";
 import type { ToolSchema } from "./schema.js";
 
 /** A schema built with the AI SDK's `jsonSchema<T>()`; `T` is the parsed type. */
@@ -42,6 +43,11 @@ export type SuspendPoint = {
    * accept that shape.
    */
   approval?: boolean;
+  /**
+   * How long each wait at this point may last (`ctx.suspend`'s `deadline` option overrides it
+   * per call). When it passes, the action is cancelled or failed and the model reads the reason.
+   */
+  deadline?: DeadlineInput;
 };
 
 /** Named wait points of a tool. Requires `execute`. */

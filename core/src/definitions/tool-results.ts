@@ -1,4 +1,5 @@
 import type { ToolFailure } from "../errors/tool-failure.js";
+import type { DeadlineInput, SuspendOptions } from "./deadline.js";
 import type { SuspendName, ToolContract } from "./tool-contract.js";
 
 /**
@@ -18,6 +19,8 @@ export type ToolSuspendResult<
   readonly name: TName;
   /** Parsed-type payload exposed to clients while waiting (validated by `suspendSchema`). */
   readonly input: TContract["suspend"][TName]["input"];
+  /** Set when the call chose its own deadline (`null`: none), overriding the point's. */
+  readonly deadline?: DeadlineInput | null;
 };
 
 /** Returned by `ctx.fail(message)`: a deliberate, model-visible failure. */
@@ -26,12 +29,22 @@ export type ToolFailResult = {
   readonly message: ToolFailure;
 };
 
-/** Builds the marker `ctx.suspend` returns. The runtime validates `input` later. */
+/** Builds the marker `ctx.suspend` returns. The runtime validates `input` and the deadline later. */
 export function createSuspendResult<TName extends string, TInput>(
   name: TName,
   input: TInput,
-): { readonly [TOOL_RESULT_KIND]: "suspend"; readonly name: TName; readonly input: TInput } {
-  return { [TOOL_RESULT_KIND]: "suspend", name, input };
+  options?: SuspendOptions,
+): {
+  readonly [TOOL_RESULT_KIND]: "suspend";
+  readonly name: TName;
+  readonly input: TInput;
+  readonly deadline?: DeadlineInput | null;
+} {
+  // Untyped callers may pass anything as options; only an explicit deadline (or null) counts.
+  const deadline = typeof options === "object" && options !== null ? options.deadline : undefined;
+  return deadline === undefined
+    ? { [TOOL_RESULT_KIND]: "suspend", name, input }
+    : { [TOOL_RESULT_KIND]: "suspend", name, input, deadline };
 }
 
 /** Builds the marker `ctx.fail` returns. */

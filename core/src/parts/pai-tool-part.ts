@@ -8,6 +8,7 @@ import type {
   ToolSuspend,
 } from "../definitions/agent-contract.js";
 import type { JsonValue } from "../json/json-value.js";
+import type { ActionDeadline } from "../state/rows.js";
 
 /** One tool data item on a projected tool part. */
 export type PaiToolDataItem<TValue = JsonValue> = {
@@ -32,6 +33,8 @@ export type PaiSuspensionView<TAgent, TName extends ToolName<TAgent>> = {
     name: TSuspendName;
     input: ToolSuspend<TAgent, TName>[TSuspendName]["input"];
     suspendedAt: string;
+    /** When the wait ends unanswered and how, or null without a deadline. */
+    deadline: ActionDeadline | null;
   } & PaiSuspensionState<ToolSuspend<TAgent, TName>[TSuspendName]["resume"]>;
 }[keyof ToolSuspend<TAgent, TName> & string];
 
@@ -41,6 +44,8 @@ export type PaiUntypedSuspensionView = {
   name: string;
   input: unknown;
   suspendedAt: string;
+  /** When the wait ends unanswered and how, or null without a deadline. */
+  deadline: ActionDeadline | null;
 } & PaiSuspensionState<unknown>;
 
 /** Tool data grouped by channel. */

@@ -21,6 +21,7 @@ export function toSuspendHistoryItem(action: ActionRow) {
     name: action.suspendName ?? action.name,
     suspendedAt: action.createdAt,
     input: action.input,
+    ...(action.deadline ? { deadline: action.deadline } : {}),
   };
   switch (action.state) {
     case "submitted":

@@ -1,3 +1,4 @@
+import { resolveDeadline, type SuspendOptions } from "../definitions/deadline.js";
 import { validateSchema } from "../definitions/schema.js";
 import {
   createFailResult,
@@ -8,7 +9,7 @@ import {
 import { getErrorMessage, PaiError } from "../errors/pai-error.js";
 import { toolFailureDetails } from "../errors/tool-failure.js";
 import { assertPlainKeys, type JsonValue } from "../json/json-value.js";
-import type { ActionRow } from "../state/rows.js";
+import type { ActionDeadline, ActionRow } from "../state/rows.js";
 import { cancellationText, type ToolOutcome } from "../state/transitions.js";
 import { actionRef, toSuspendHistoryItem } from "./action-views.js";
 import { buildChildTools } from "./child-tools.js";
@@ -29,7 +30,7 @@ export type CallEntry = { type: "initial" } | { type: "resume"; action: ActionRo
 
 export type Execution =
   | { type: "outcome"; outcome: ToolOutcome }
-  | { type: "suspend"; name: string; input: JsonValue }
+  | { type: "suspend"; name: string; input: JsonValue; deadline: ActionDeadline | null }
   /** A child call's hook threw: the run fails. */
   | HookFailure;
 
@@ -122,7 +123,8 @@ export async function executeTool(
         entry,
         suspendHistory,
         data: toolDataWriter(rt, { registration, threadId, runId, toolCallId, request }),
-        suspend: (name: string, suspendInput: unknown) => createSuspendResult(name, suspendInput),
+        suspend: (name: string, suspendInput: unknown, options?: SuspendOptions) =>
+          createSuspendResult(name, suspendInput, options),
         fail: (message: string) => createFailResult(message),
       });
     } catch (error) {
@@ -167,8 +169,21 @@ async function readResult(
         `Tool ${toolName} suspended at "${raw.name}" with data that does not match its suspendSchema (${parsed.message}).`,
       );
     }
+    // The call's own choice (even null) overrides the point's default.
+    const chosen = "deadline" in raw ? raw.deadline : "deadline" in point ? point.deadline : undefined;
+    const deadline = resolveDeadline(chosen, rt.now());
+    if (!deadline.ok) {
+      return error(
+        `Tool ${toolName} suspended at "${raw.name}" with an invalid deadline: ${deadline.message}.`,
+      );
+    }
     try {
-      return { type: "suspend", name: raw.name, input: rt.json(parsed.value ?? null, "Suspend data") };
+      return {
+        type: "suspend",
+        name: raw.name,
+        input: rt.json(parsed.value ?? null, "Suspend data"),
+        deadline: deadline.deadline,
+      };
     } catch (problem) {
       return error(getErrorMessage(problem));
     }

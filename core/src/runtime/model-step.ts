@@ -7,9 +7,16 @@ import {
   type UIMessage,
 } from "ai";
 import { cachedSdkSchema } from "../definitions/cached-schema.js";
+import { resolveDeadline } from "../definitions/deadline.js";
 import { getErrorMessage, PaiError } from "../errors/pai-error.js";
 import { type JsonValue, normalizeJson } from "../json/json-value.js";
-import { type CollectedStep, decideStep, planStep, type ToolRoute } from "../state/deciders/call-deciders.js";
+import {
+  type CollectedStep,
+  decideStep,
+  type OutputDeadline,
+  planStep,
+  type ToolRoute,
+} from "../state/deciders/call-deciders.js";
 import type { RunRow } from "../state/rows.js";
 import type { ThreadSnapshot } from "../state/snapshot.js";
 import type { RuntimeAgentDefinition } from "./definition-shapes.js";
@@ -119,7 +126,9 @@ export async function modelStep(
     if (registration) return registration.tool.execute ? "execute" : "output";
     return run.clientTools.some((tool) => tool.name === toolName) ? "client" : "unknown";
   };
-  const planned = planStep(collected, { thread: snapshot.thread, run, messageId, now: rt.now(), route });
+  const now = rt.now();
+  const deadlines = outputDeadlines(rt, collected, { agent, route, now, threadId, runId: run.runId });
+  const planned = planStep(collected, { thread: snapshot.thread, run, messageId, now, route, deadlines });
   const inflight = rt.registry.inflight(run.runId);
   // Claimed before the commit so a concurrent driver never mistakes these calls for crash leftovers.
   for (const call of planned.toExecute) inflight.add(call.toolCallId);
@@ -155,6 +164,61 @@ export async function modelStep(
     ),
   );
   return { completed: false, hookFailure: failures.find((failure) => failure !== null) ?? null };
+}
+
+/**
+ * Deadlines of the step's client-routed calls whose tool declares one. A deadline function is
+ * the tool's own code, so it runs here rather than in the (pure) planner; when it throws or
+ * returns an invalid deadline the call fails model-visibly, as other tool bugs do.
+ */
+function outputDeadlines(
+  rt: RuntimeCore,
+  collected: CollectedStep,
+  step: {
+    agent: RuntimeAgentDefinition;
+    route: (toolName: string) => ToolRoute;
+    now: string;
+    threadId: string;
+    runId: string;
+  },
+): Map<string, OutputDeadline> {
+  const deadlines = new Map<string, OutputDeadline>();
+  for (const item of collected) {
+    if (item.kind !== "tool" || item.errorText !== undefined || step.route(item.toolName) !== "output")
+      continue;
+    const config = step.agent.tools[item.toolName]?.tool.config;
+    const declared: unknown = config && "deadline" in config ? config.deadline : undefined;
+    if (declared === undefined) continue;
+    const { toolCallId, toolName } = item;
+    let chosen = declared;
+    if (typeof declared === "function") {
+      try {
+        chosen = declared(item.input);
+      } catch (error) {
+        rt.reportError({
+          error,
+          phase: "tool",
+          threadId: step.threadId,
+          runId: step.runId,
+          toolName,
+          toolCallId,
+        });
+        deadlines.set(toolCallId, {
+          errorText: `Tool ${toolName} could not choose a deadline for this call: ${getErrorMessage(error)}`,
+        });
+        continue;
+      }
+    }
+    const resolved = resolveDeadline(chosen, step.now);
+    if (!resolved.ok) {
+      deadlines.set(toolCallId, {
+        errorText: `Tool ${toolName} chose an invalid deadline: ${resolved.message}.`,
+      });
+    } else if (resolved.deadline) {
+      deadlines.set(toolCallId, { deadline: resolved.deadline });
+    }
+  }
+  return deadlines;
 }
 
 async function prepareTools(

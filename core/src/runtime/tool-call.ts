@@ -115,7 +115,7 @@ export async function runToolCall(
 async function suspensionAction(
   rt: RuntimeCore,
   call: { threadId: string; runId: string; toolCallId: string; toolName: string },
-  suspension: { name: string; input: ActionRow["input"] },
+  suspension: { name: string; input: ActionRow["input"]; deadline: ActionRow["deadline"] },
 ): Promise<ActionRow> {
   const snapshot = await rt.store.snapshot(call.threadId);
   const episode =
@@ -141,6 +141,8 @@ async function suspensionAction(
     resume: null,
     reason: null,
     idempotencyKey: null,
+    // Only set when there is one, so a row without a deadline is stored exactly as before.
+    ...(suspension.deadline ? { deadline: suspension.deadline } : {}),
   };
 }
 

@@ -233,6 +233,7 @@ describe("projectThreadState", () => {
         name: "approval",
         input: { prompt: "ok?" },
         suspendedAt: T0,
+        deadline: null,
         state: "submitted",
         resolvedAt: T1,
         resume: { approved: false },
@@ -242,10 +243,18 @@ describe("projectThreadState", () => {
         name: "approval",
         input: { prompt: "ok?" },
         suspendedAt: T1,
+        deadline: null,
         state: "cancelled",
         resolvedAt: T1,
       },
-      { actionId: "x3", name: "approval", input: { prompt: "ok?" }, suspendedAt: T2, state: "pending" },
+      {
+        actionId: "x3",
+        name: "approval",
+        input: { prompt: "ok?" },
+        suspendedAt: T2,
+        deadline: null,
+        state: "pending",
+      },
     ]);
     expect(part.pendingSuspension).toEqual(part.suspensions[2]);
     expect(part.cancelled).toBe(false);
@@ -274,6 +283,28 @@ describe("projectThreadState", () => {
       }),
     );
     expect(toolParts(view)[0].suspensions[0]).not.toHaveProperty("resume");
+  });
+
+  it("shows an action's deadline on its suspension episode and on the pending action", () => {
+    const deadline = { at: T2, resolution: "fail" as const, reason: "Nobody approved in time." };
+    const view = projectThreadState(
+      snapshot({
+        messages: [
+          messageRow(
+            assistant([
+              { type: "tool-requestApproval", toolCallId: "c1", state: "input-available", input: {} },
+            ]),
+            1,
+            "r1",
+          ),
+        ],
+        actions: [action({ actionId: "x1", toolCallId: "c1", deadline })],
+      }),
+    );
+    const [part] = toolParts(view);
+    expect(part.suspensions[0]?.deadline).toEqual(deadline);
+    expect(part.pendingSuspension?.deadline).toEqual(deadline);
+    expect(view.pending[0]?.deadline).toEqual(deadline);
   });
 
   it("lists pending actions with origin and ref, including output actions that are not suspensions", () => {
@@ -328,6 +359,7 @@ describe("projectThreadState", () => {
           actionId: "x1",
           name: "requestApproval.approval",
         },
+        deadline: null,
       },
       {
         name: "getSelectedText.output",
@@ -350,6 +382,7 @@ describe("projectThreadState", () => {
           actionId: "c2",
           name: "getSelectedText.output",
         },
+        deadline: null,
       },
     ]);
     const [, selected] = toolParts(view);

@@ -1,5 +1,6 @@
 import type { JsonValue } from "../json/json-value.js";
 import type {
+  ActionDeadline,
   ActionRow,
   ActionState,
   MessageRow,
@@ -40,6 +41,8 @@ export type SuspensionView<TInput = JsonValue | null, TResume = JsonValue> = {
   name: string;
   input: TInput;
   suspendedAt: string;
+  /** When the wait ends unanswered and how (kept after it resolved), or null without a deadline. */
+  deadline: ActionDeadline | null;
 } & SuspensionStateView<TResume>;
 
 export type PendingSuspensionView = Extract<SuspensionView, { state: "pending" }>;
@@ -96,6 +99,8 @@ export type PendingActionData = {
   input: JsonValue | null;
   origin: PendingActionOriginData;
   ref: PendingActionRefData;
+  /** When the action resolves by itself if nobody answers, and how; null without a deadline. */
+  deadline: ActionDeadline | null;
 };
 
 export type ThreadStateView = {
@@ -129,6 +134,7 @@ function toSuspensionView(action: ActionRow): SuspensionView {
     name: action.suspendName ?? action.name,
     input: action.input,
     suspendedAt: action.createdAt,
+    deadline: action.deadline ?? null,
   };
   const resolvedAt = action.resolvedAt ?? action.createdAt;
   switch (action.state) {
@@ -226,6 +232,7 @@ function toPendingAction(action: ActionRow): PendingActionData {
     input: action.input,
     origin,
     ref: { ...origin, actionId: action.actionId, name: action.name },
+    deadline: action.deadline ?? null,
   };
 }
 

@@ -120,6 +120,7 @@ describe("suspend and resume", () => {
         input: { prompt: 'Publish "Post 1"?' },
         origin,
         ref: { ...origin, actionId: action!.actionId, name: "publish.approval" },
+        deadline: null,
       },
     ]);
     const assistant = view.messages.find((message) => message.id === run.messageId)!;
@@ -306,6 +307,7 @@ describe("suspend and resume", () => {
         name: "approval",
         input: { prompt: 'Publish "Post 1"?' },
         suspendedAt: expect.any(String),
+        deadline: null,
         state: "submitted",
         resolvedAt: expect.any(String),
         resume: { decision: "approve" },

@@ -1,4 +1,5 @@
 import {
+  type ActionDeadline,
   type AfterToolResultHook,
   type AgentContract,
   defineAgent,
@@ -176,7 +177,11 @@ describe("projected tool parts", () => {
         if (pending) {
           expectTypeOf(pending.name).toEqualTypeOf<"approval">();
           expectTypeOf(pending.input).toEqualTypeOf<{ prompt: string }>();
+          expectTypeOf(pending.deadline).toEqualTypeOf<ActionDeadline | null>();
         }
+        const [first] = part.suspensions;
+        if (first) expectTypeOf(first.deadline).toEqualTypeOf<ActionDeadline | null>();
+        if (first?.deadline) expectTypeOf(first.deadline.at).toEqualTypeOf<string>();
       }
       if (part.type === "tool-deployService") {
         expectTypeOf(part.data.progress?.at(-1)?.value).toEqualTypeOf<

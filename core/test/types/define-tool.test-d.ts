@@ -1,5 +1,7 @@
 import {
+  type ActionDeadline,
   type BoundChildTool,
+  type DeadlineInput,
   defineCapability,
   defineTool,
   type Identity,
@@ -7,6 +9,7 @@ import {
   type InferToolContract,
   type ParsedToolSchema,
   type RawToolSchemaInput,
+  type SuspendOptions,
   type ToolConfig,
   type ToolDescriptionMetadata,
   type ToolEntry,
@@ -168,6 +171,78 @@ describe("execution context", () => {
         return result;
       },
     });
+  });
+
+  test("ctx.suspend takes a deadline option that overrides the point's typed default", () => {
+    defineTool({
+      id: "t.suspend-deadline",
+      description: "x",
+      inputSchema: z.object({}),
+      suspend: {
+        ask: {
+          suspendSchema: z.object({ q: z.string() }),
+          resumeSchema: z.object({}),
+          deadline: { in: 120_000, onDeadline: "cancel", reason: "Nobody answered in two minutes." },
+        },
+      },
+      execute: (ctx) => {
+        ctx.suspend("ask", { q: "?" }, { deadline: { in: 60_000 } });
+        ctx.suspend("ask", { q: "?" }, { deadline: { at: new Date(), onDeadline: "fail", reason: "Late." } });
+        ctx.suspend("ask", { q: "?" }, { deadline: { at: "2030-01-01T00:00:00Z" } });
+        ctx.suspend("ask", { q: "?" }, { deadline: null });
+        ctx.suspend("ask", { q: "?" }, {});
+        // @ts-expect-error `in` is milliseconds, not a duration string
+        ctx.suspend("ask", { q: "?" }, { deadline: { in: "5m" } });
+        // @ts-expect-error either `in` or `at`, not both
+        ctx.suspend("ask", { q: "?" }, { deadline: { in: 5, at: new Date() } });
+        // @ts-expect-error a deadline ends as a cancel or a fail
+        ctx.suspend("ask", { q: "?" }, { deadline: { in: 5, onDeadline: "ignore" } });
+        // @ts-expect-error unknown suspend point, deadline or not
+        ctx.suspend("other", { q: "?" }, { deadline: { in: 5 } });
+        return ctx.suspend("ask", { q: "?" });
+      },
+    });
+    defineTool({
+      id: "t.suspend-deadline-bad",
+      description: "x",
+      inputSchema: z.object({}),
+      suspend: {
+        later: {
+          suspendSchema: z.object({}),
+          resumeSchema: z.object({}),
+          // @ts-expect-error a point's `in` is milliseconds, not a duration string
+          deadline: { in: "5m" },
+        },
+      },
+      execute: () => 1,
+    });
+    expectTypeOf<SuspendOptions["deadline"]>().toEqualTypeOf<DeadlineInput | null | undefined>();
+  });
+
+  test("a client-routed tool's deadline is fixed or a function of its typed input", () => {
+    defineTool({
+      id: "t.client-deadline",
+      description: "x",
+      inputSchema: z.object({ urgent: z.boolean() }),
+      deadline: (input) => {
+        expectTypeOf(input).toEqualTypeOf<{ urgent: boolean }>();
+        return input.urgent ? { in: 30_000, onDeadline: "fail" } : null;
+      },
+    });
+    defineTool({
+      id: "t.client-deadline-fixed",
+      description: "x",
+      inputSchema: z.object({}),
+      deadline: { at: "2030-01-01T00:00:00Z" },
+    });
+    defineTool({
+      id: "t.client-deadline-bad",
+      description: "x",
+      inputSchema: z.object({}),
+      // @ts-expect-error the function must return a deadline or null
+      deadline: () => "5m",
+    });
+    expectTypeOf<ActionDeadline["resolution"]>().toEqualTypeOf<"cancel" | "fail">();
   });
 
   test("ctx.data.write is typed per channel", () => {

@@ -7,6 +7,7 @@ import {
 } from "ai";
 import { type FormEvent, type ReactNode, useEffect, useState } from "react";
 import type { PlaygroundAgent } from "../../server/agent.js";
+import { type CountdownDeadline, DeadlineCountdown } from "./deadline-countdown.js";
 import { paiClient } from "./pai.js";
 import { lastSelection } from "./selection.js";
 
@@ -139,6 +140,7 @@ function ChatPart({ part, chat, threadId }: { part: Part; chat: Chat; threadId: 
         return (
           <div className="tool-card state-waiting" data-testid="chat-approval">
             <p>{part.input.summary}</p>
+            <ApprovalDeadline threadId={threadId} actionId={part.approval.id} />
             <button
               type="button"
               onClick={() => chat.addToolApprovalResponse({ id: part.approval.id, approved: true })}
@@ -192,6 +194,32 @@ function ChatPart({ part, chat, threadId }: { part: Part; chat: Chat; threadId: 
   }
 }
 
+/**
+ * The AI SDK's approval request has no field for a deadline, so the page reads the action's
+ * deadline once from PAI's thread state (the approval id is the action id).
+ */
+function ApprovalDeadline({ threadId, actionId }: { threadId: string; actionId: string }): ReactNode {
+  const [deadline, setDeadline] = useState<CountdownDeadline | null>(null);
+  useEffect(() => {
+    let current = true;
+    paiClient
+      .thread(threadId)
+      .refresh()
+      .then(
+        (state) => {
+          const action = state.pending.find((candidate) => candidate.ref.actionId === actionId);
+          if (current) setDeadline(action?.deadline ?? null);
+        },
+        // Without it the approval still works; only the countdown is missing.
+        () => undefined,
+      );
+    return () => {
+      current = false;
+    };
+  }, [threadId, actionId]);
+  return <DeadlineCountdown deadline={deadline} />;
+}
+
 function ToolState({ part }: { part: Extract<Part, { toolCallId: string }> }): ReactNode {
   const label =
     part.state === "output-available" ? "done" : part.state === "output-error" ? "error" : part.state;
@@ -237,6 +265,7 @@ function ActionForm({
   return (
     <div className="tool-card state-waiting" data-testid={`chat-action-${data.name}`}>
       <p>{data.name}</p>
+      <DeadlineCountdown deadline={data.deadline} />
       <pre className="muted">{JSON.stringify(data.input, null, 2)}</pre>
       <textarea value={payload} rows={3} onChange={(event) => setPayload(event.target.value)} />
       <button type="button" onClick={() => void answer()}>

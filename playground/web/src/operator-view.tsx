@@ -1,5 +1,6 @@
 import type { ActionRow } from "@pai/core";
 import { type ReactNode, useCallback, useEffect, useState } from "react";
+import { DeadlineCountdown } from "./deadline-countdown.js";
 import { answerSchema, useManifest } from "./manifest.js";
 import { paiClient } from "./pai.js";
 import { SchemaForm } from "./schema-form.js";
@@ -39,6 +40,7 @@ function OperatorAction({ action, onDone }: { action: ActionRow; onDone: () => v
         <a href={`#/t/${action.threadId}`}>open thread</a>
         <span className="muted">{new Date(action.createdAt).toLocaleString()}</span>
       </header>
+      <DeadlineCountdown deadline={action.deadline ?? null} />
       <InputPreview value={action.input} />
       {schema ? (
         <SchemaForm

@@ -1,6 +1,7 @@
 import type { ProjectedMessage } from "@pai/core/protocol";
 import type { ToolRenderState } from "@pai/react";
 import type { ReactNode } from "react";
+import { type CountdownDeadline, DeadlineCountdown } from "./deadline-countdown.js";
 import { isInterrupted } from "./interrupted.js";
 import { answerSchema, useManifest } from "./manifest.js";
 import { Main } from "./pai.js";
@@ -11,6 +12,7 @@ type AnyAction = {
   name: string;
   ref: { actionId: string };
   origin: { toolName: string; suspendName?: string };
+  deadline: CountdownDeadline | null;
   submit(payload: never): Promise<unknown>;
   cancel(input?: { reason?: string }): Promise<unknown>;
 };
@@ -70,17 +72,20 @@ export function ActionForm(props: {
   const schema = answerSchema(manifest, action.origin.toolName, action.origin.suspendName);
   if (!schema) return <p className="muted">Loading the form...</p>;
   return (
-    <SchemaForm
-      // A new wait (even at the same suspend point) is a new form; a restart keeps the action id.
-      key={action.ref.actionId}
-      schema={schema}
-      testId={`form-${action.name}`}
-      staleAfter={state.version}
-      {...(props.decision ? { decision: props.decision } : {})}
-      {...(props.submitLabel ? { submitLabel: props.submitLabel } : {})}
-      onSubmit={(payload) => action.submit(payload as never)}
-      onCancel={() => action.cancel({ reason: "Cancelled from the playground UI." })}
-    />
+    <>
+      <DeadlineCountdown deadline={action.deadline} />
+      <SchemaForm
+        // A new wait (even at the same suspend point) is a new form; a restart keeps the action id.
+        key={action.ref.actionId}
+        schema={schema}
+        testId={`form-${action.name}`}
+        staleAfter={state.version}
+        {...(props.decision ? { decision: props.decision } : {})}
+        {...(props.submitLabel ? { submitLabel: props.submitLabel } : {})}
+        onSubmit={(payload) => action.submit(payload as never)}
+        onCancel={() => action.cancel({ reason: "Cancelled from the playground UI." })}
+      />
+    </>
   );
 }
 

@@ -1,4 +1,4 @@
-import type { ActionRow } from "@pai/core";
+import type { ActionDeadline, ActionRow } from "@pai/core";
 
 /** A pending suspension as a `data-pai-action` part carries it. */
 export type PaiActionData = {
@@ -10,6 +10,8 @@ export type PaiActionData = {
   suspendName: string | null;
   input: unknown;
   state: ActionRow["state"];
+  /** When the action resolves by itself if nobody answers (a UI can count down to `at`), or null. */
+  deadline: ActionDeadline | null;
 };
 
 export function actionData(action: ActionRow): PaiActionData {
@@ -21,5 +23,6 @@ export function actionData(action: ActionRow): PaiActionData {
     suspendName: action.suspendName,
     input: action.input,
     state: action.state,
+    deadline: action.deadline ?? null,
   };
 }

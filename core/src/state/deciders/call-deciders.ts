@@ -1,6 +1,6 @@
 import type { JsonValue } from "../../json/json-value.js";
 import { parkIfBlocked } from "../park-run.js";
-import type { ActionRow, ClientToolSnapshot, RunRow, ToolDataRow } from "../rows.js";
+import type { ActionDeadline, ActionRow, ClientToolSnapshot, RunRow, ToolDataRow } from "../rows.js";
 import { applyThreadEvent, type ThreadSnapshot } from "../snapshot.js";
 import {
   commitStep,
@@ -37,6 +37,12 @@ export type CollectedStep = Array<
 /** How the agent handles a tool name: executed on the server, answered by a client, or unknown. */
 export type ToolRoute = "execute" | "output" | "client" | "unknown";
 
+/**
+ * The deadline of a client-routed call's output action, resolved by the caller (it runs the
+ * tool's own code, which a planner must not): a deadline, or why the call fails instead.
+ */
+export type OutputDeadline = { deadline: ActionDeadline } | { errorText: string };
+
 export type PlannedStep = {
   parts: unknown[];
   outputActions: ActionRow[];
@@ -55,6 +61,8 @@ export function planStep(
     messageId: string;
     now: string;
     route: (toolName: string) => ToolRoute;
+    /** By tool call id; calls without an entry wait without a deadline. */
+    deadlines?: ReadonlyMap<string, OutputDeadline>;
   },
 ): PlannedStep {
   const planned: PlannedStep = {
@@ -93,6 +101,14 @@ export function planStep(
       });
       continue;
     }
+    const deadline = input.deadlines?.get(item.toolCallId);
+    if (deadline && "errorText" in deadline) {
+      planned.settled.push({
+        toolCallId: item.toolCallId,
+        outcome: { type: "error", errorText: deadline.errorText },
+      });
+      continue;
+    }
     const clientTool: ClientToolSnapshot | undefined =
       route === "client" ? input.run.clientTools.find((tool) => tool.name === item.toolName) : undefined;
     planned.outputActions.push({
@@ -116,6 +132,7 @@ export function planStep(
       idempotencyKey: null,
       // The call keeps the registration it was made with: a later request may send other client tools.
       ...(clientTool ? { clientTool } : {}),
+      ...(deadline ? { deadline: deadline.deadline } : {}),
     });
   }
   return planned;
