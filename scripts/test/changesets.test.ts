@@ -18,7 +18,9 @@ function workspaceNames(): Set<string> {
       : [pattern];
     for (const path of dirs) {
       try {
-        names.add((JSON.parse(readFileSync(join(root, path, "package.json"), "utf8")) as { name: string }).name);
+        names.add(
+          (JSON.parse(readFileSync(join(root, path, "package.json"), "utf8")) as { name: string }).name,
+        );
       } catch {
         // not a package directory
       }

@@ -228,7 +228,7 @@ export function decideInterrupt(
  */
 export function decideClaimResume(snapshot: ThreadSnapshot, actionId: string): Decision<ActionRow> {
   const action = snapshot.actions.find((candidate) => candidate.actionId === actionId);
-  if (!action || action.state !== "submitted" || action.resumeQueued !== true) {
+  if (action?.state !== "submitted" || action.resumeQueued !== true) {
     return rejected("CONFLICT", `The resume of action ${actionId} was already claimed.`);
   }
   const claimed: ActionRow = { ...action, resumeQueued: false };
