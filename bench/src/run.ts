@@ -4,6 +4,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { countingStorage } from "./counting-storage.ts";
+import { benchDispatch } from "./dispatch.ts";
 import {
   type BenchEngine,
   openMariadb,
@@ -66,8 +67,12 @@ async function benchFloors(engines: BenchEngine[]) {
 async function main() {
   const engines = await openEngines();
   log(`# PAI benchmark (${new Date().toISOString()}, Node ${process.version})`);
-  // PAI_BENCH_ONLY=parked runs just the parked-threads table (quick memory checks).
+  // PAI_BENCH_ONLY=parked runs just the parked-threads table (quick memory checks), =dispatch the dispatch table.
   const only = process.env.PAI_BENCH_ONLY;
+  if (only === "dispatch") {
+    await benchDispatch(engines);
+    return finish(engines);
+  }
   const floors = only ? new Map<string, SqlFloor>() : await benchFloors(engines);
   if (!only) {
     await benchTwoStep(engines, floors);
@@ -120,8 +125,12 @@ async function main() {
       });
     }
     results.throughput = throughput;
+    await benchDispatch(engines);
   }
+  await finish(engines);
+}
 
+async function finish(engines: BenchEngine[]) {
   for (const engine of engines) await engine.dispose();
   results.table = lines.join("\n");
   writeFileSync(new URL("../results.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
