@@ -1,5 +1,7 @@
 import type { DispatchJob, DispatchV1 } from "../ports/dispatch.js";
 import { inProcessDispatch } from "../ports/in-process-dispatch.js";
+import { shouldResendRun } from "../state/deciders/run-deciders.js";
+import type { RunRow } from "../state/rows.js";
 import type { RuntimeScope } from "./definition-shapes.js";
 import type { RunDriver } from "./run-driver.js";
 import type { RuntimeCore } from "./runtime-core.js";
@@ -14,6 +16,8 @@ export class RunDispatch {
   readonly port: DispatchV1;
   /** This process drives what it commits (it takes the lease in the commit that starts a run). */
   readonly drivesHere: boolean;
+  /** When this process last sent each run's job (ms), so recovery passes do not flood the engine. */
+  readonly #sent = new Map<string, number>();
 
   constructor(
     readonly rt: RuntimeCore,
@@ -34,6 +38,26 @@ export class RunDispatch {
       return;
     }
     this.send({ kind: "run", threadId, runId, scopeKey });
+  }
+
+  /**
+   * Whether a recovery pass should send a running, unleased run's job again (see
+   * `shouldResendRun`); records the send it allows.
+   */
+  resendDue(run: RunRow): boolean {
+    const now = Date.parse(this.rt.now());
+    for (const [runId, at] of this.#sent) if (now - at > this.leaseMs * 2) this.#sent.delete(runId);
+    const due = shouldResendRun(run, {
+      now,
+      leaseMs: this.leaseMs,
+      lastSentAt: this.#sent.get(run.runId) ?? null,
+    });
+    if (due) this.#sent.set(run.runId, now);
+    return due;
+  }
+
+  get leaseMs(): number {
+    return this.rt.leases.leaseMs;
   }
 
   /** Wakes the thread at `at` (deadlines, schedules). */

@@ -56,6 +56,12 @@ export class RunDriver {
           }
         } catch (error) {
           if (error instanceof LeaseBusyError) return;
+          if (releaseLease === undefined) {
+            // Taking the lease failed (the database refused a connection, say): this process
+            // never drove the run, so there is nothing to fail; it stays recoverable.
+            this.rt.reportError({ error, phase: "run", threadId, runId });
+            return;
+          }
           if (error instanceof LeaseLostError) this.rt.reportError({ error, phase: "run", threadId, runId });
           // A draining worker stopped it: the run is handed back, not failed.
           else if (this.rt.handingBack) return;
@@ -212,11 +218,13 @@ export class RunDriver {
         } catch {
           continue;
         }
-        adopted++;
         if (run.status === "queued") {
+          adopted++;
           await this.startQueued(candidate.threadId);
           continue;
         }
+        if (!rt.dispatch.drivesHere && !rt.dispatch.resendDue(run)) continue;
+        adopted++;
         rt.dispatch.drive(
           candidate.threadId,
           candidate.runId,

@@ -66,7 +66,14 @@ describe("API and worker roles on a job engine", () => {
     const storage = memoryStorage();
     const queue = sharedQueue();
     const api = await createTestRuntime({ agent, storage, model: [], dispatch: queue.dispatch() });
-    const worker = await createTestRuntime({ agent, storage, model: twoSteps(), dispatch: queue.dispatch() });
+    let later = 0;
+    const worker = await createTestRuntime({
+      agent,
+      storage,
+      model: twoSteps(),
+      dispatch: queue.dispatch(),
+      clock: () => new Date(Date.now() + later),
+    });
     cleanup.push(queue.close, api.close, worker.close);
     const threadId = await api.createThread();
     await api.pai.service.threads.send({
@@ -90,9 +97,14 @@ describe("API and worker roles on a job engine", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect((worker.model as any).calls).toHaveLength(0);
     expect(running.active).toBe(0);
-    // Its holder died: the expired lease makes the run recoverable, and recovery sends it again.
+    // Its holder died: once the run has made no progress for a lease length, recovery sends it again.
     await storage.releaseRunLease({ threadId, runId, owner: "someone-else" });
     await worker.pai.recover();
+    expect(queue.sent.filter((job) => job.kind === "run")).toHaveLength(1);
+    later = 31_000;
+    await worker.pai.recover();
+    await worker.pai.recover();
+    expect(queue.sent.filter((job) => job.kind === "run")).toHaveLength(2);
     await until(
       async () => (await api.snapshot(threadId)).runs[0]?.status === "completed",
       "the adopted run",

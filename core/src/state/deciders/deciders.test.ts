@@ -11,6 +11,7 @@ import {
   decideNextMove,
   decideStartRun,
   type StartRunInput,
+  shouldResendRun,
 } from "./run-deciders.js";
 
 const NOW = "2026-01-01T00:00:00.000Z";
@@ -282,5 +283,29 @@ describe("a resume queued by an API instance", () => {
     expect(
       queuedAnswer.ok && queuedAnswer.value.type === "resolved" && queuedAnswer.value.action.resumeQueued,
     ).toBe(true);
+  });
+});
+
+describe("shouldResendRun", () => {
+  const at = (ms: number) => new Date(Date.parse(NOW) + ms).toISOString();
+  const base = Date.parse(NOW);
+  it("waits a lease length without progress, then sends at most once per lease length per process", () => {
+    const run = { status: "running" as const, updatedAt: at(0) };
+    const check = (now: number, lastSentAt: number | null) =>
+      shouldResendRun(run, {
+        now: base + now,
+        leaseMs: 1_000,
+        lastSentAt: lastSentAt === null ? null : base + lastSentAt,
+      });
+    expect(check(999, null)).toBe(false);
+    expect(check(1_000, null)).toBe(true);
+    expect(check(1_500, 1_000)).toBe(false);
+    expect(check(2_000, 1_000)).toBe(true);
+    expect(
+      shouldResendRun(
+        { status: "waiting", updatedAt: at(0) },
+        { now: base + 5_000, leaseMs: 1_000, lastSentAt: null },
+      ),
+    ).toBe(false);
   });
 });

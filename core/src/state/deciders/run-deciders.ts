@@ -281,3 +281,20 @@ export function decideCancelActiveRun(
 }
 
 export type { StoredToolPart };
+
+/**
+ * Whether a recovery pass sends the job of a `running` run nobody holds the lease of, on a job
+ * engine. Such a run is either waiting in the engine's queue (an API instance committed it and
+ * sent its job) or was driven by a worker that died. Both have made no progress for a lease
+ * length once it is worth sending again: a dead worker's lease expired at least that long after
+ * its last commit, and a run that waited that long in the queue may have lost its job (a crash
+ * between commit and send). Each process sends one at most once per lease length.
+ */
+export function shouldResendRun(
+  run: Pick<RunRow, "status" | "updatedAt">,
+  input: { now: number; leaseMs: number; lastSentAt: number | null },
+): boolean {
+  if (run.status !== "running") return false;
+  if (input.now - Date.parse(run.updatedAt) < input.leaseMs) return false;
+  return input.lastSentAt === null || input.now - input.lastSentAt >= input.leaseMs;
+}
