@@ -146,6 +146,9 @@ export class RunDriver {
             step = await modelStep(rt, snapshot, run, agentEntry, request);
           } catch (error) {
             rt.emit({ type: "step-end", ...stepIds, error });
+            // The run moved on while the model answered (a stalled instance's step landed first,
+            // or the run ended): the version fence dropped this step. Look again; do not fail it.
+            if (PaiError.isInstance(error) && error.code === "CONFLICT") continue;
             throw error;
           }
           rt.emit({ type: "step-end", ...stepIds });
