@@ -154,7 +154,9 @@ export function runDispatchConformance(options: DispatchConformanceOptions): voi
       expect(seen[0]).toEqual(runJob(6));
     });
 
-    (durable ? it : it.skip.bind(it))(
+    // Registered only for durable engines: the in-process dispatch loses its jobs with its process
+    // by design (storage is what survives a restart there).
+    (durable ? it : () => undefined)(
       "keeps jobs sent before any worker ran, across a new dispatch object",
       { timeout: timeout * 2 },
       async () => {
