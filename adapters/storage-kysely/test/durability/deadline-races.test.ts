@@ -3,11 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { migrateToLatest } from "@pai/storage-kysely";
-import { Kysely, PostgresDialect, sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertChildProcessesCanRun, postgresUrl } from "./worker-process.js";
+import { assertChildProcessesCanRun, openPrefixedPostgres, postgresUrl } from "./worker-process.js";
 
 const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
 const script = fileURLToPath(new URL("./fixtures/deadline-process.ts", import.meta.url));
@@ -57,23 +56,15 @@ const available = await (async () => {
 describe.skipIf(!available)("deadlines racing answers across processes", () => {
   const prefix = `pai_race_${Math.random().toString(36).slice(2, 8)}_`;
   let db: Kysely<any>;
+  let dispose: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     assertChildProcessesCanRun();
-    db = new Kysely<any>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: postgresUrl, max: 4 }) }),
-    });
-    await migrateToLatest(db, { tablePrefix: prefix });
+    ({ db, dispose } = await openPrefixedPostgres(prefix, 4));
   });
 
   afterAll(async () => {
-    if (!db) return;
-    const tables = await sql<{
-      tablename: string;
-    }>`select tablename from pg_tables where tablename like ${`${prefix}%`}`.execute(db);
-    for (const { tablename } of tables.rows)
-      await sql`drop table if exists ${sql.table(tablename)} cascade`.execute(db);
-    await db.destroy();
+    await dispose?.();
   });
 
   it(`resolves each of ${RACES} actions exactly once, observers once, the loser told CONFLICT`, {

@@ -2,12 +2,12 @@ import { createPai, type DispatchV1, defineAgent, type RuntimeEvent } from "@pai
 import { scriptedModel } from "@pai/core/testing";
 import { bullMqDispatch } from "@pai/dispatch-bullmq";
 import { pgBossDispatch } from "@pai/dispatch-pgboss";
-import { kyselyStorage, migrateToLatest } from "@pai/storage-kysely";
+import { kyselyStorage } from "@pai/storage-kysely";
 import { Redis } from "ioredis";
-import { Kysely, PostgresDialect, sql } from "kysely";
+import type { Kysely } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postgresUrl } from "./worker-process.js";
+import { openPrefixedPostgres, postgresUrl } from "./worker-process.js";
 
 const redisUrl = process.env.PAI_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
@@ -62,25 +62,15 @@ const engines = [
 describe.each(engines)("a schedule across a restart of every process ($name)", (engine) => {
   const prefix = `pai_sched_${engine.name.replace("-", "")}_${suffix}_`;
   let db: Kysely<any>;
+  let dispose: ((schemas?: string[]) => Promise<void>) | undefined;
 
   beforeAll(async () => {
     if (!engine.up) return;
-    db = new Kysely<any>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: postgresUrl, max: 10 }) }),
-    });
-    await migrateToLatest(db, { tablePrefix: prefix });
+    ({ db, dispose } = await openPrefixedPostgres(prefix, 10));
   });
 
   afterAll(async () => {
-    if (!db) return;
-    const tables = await sql<{
-      tablename: string;
-    }>`select tablename from pg_tables where tablename like ${`${prefix}%`}`.execute(db);
-    for (const { tablename } of tables.rows)
-      await sql`drop table if exists ${sql.table(tablename)} cascade`.execute(db);
-    if (engine.name === "pg-boss")
-      await sql`drop schema if exists ${sql.id(`pai_boss_sched_${suffix}`)} cascade`.execute(db);
-    await db.destroy();
+    await dispose?.(engine.name === "pg-boss" ? [`pai_boss_sched_${suffix}`] : []);
   });
 
   it.skipIf(!engine.up)("fires once, in one of the new instances", { timeout: 60_000 }, async () => {

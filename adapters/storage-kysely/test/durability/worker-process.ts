@@ -4,6 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { migrateToLatest } from "@pai/storage-kysely";
+import { Kysely, PostgresDialect, sql } from "kysely";
+import pg from "pg";
 import type { DelayRange } from "./fixtures/durability-agent.js";
 
 const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
@@ -228,4 +231,31 @@ export class WorkerProcess {
   get stderr(): string {
     return this.#stderr;
   }
+}
+
+/**
+ * PAI's tables on the test Postgres under `prefix`, migrated; `dispose` drops every table with
+ * that prefix (and the schemas in `dropSchemas`, e.g. a job engine's) and closes the pool.
+ */
+export async function openPrefixedPostgres(
+  prefix: string,
+  poolMax: number,
+): Promise<{ db: Kysely<any>; dispose(dropSchemas?: string[]): Promise<void> }> {
+  const db = new Kysely<any>({
+    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: postgresUrl, max: poolMax }) }),
+  });
+  await migrateToLatest(db, { tablePrefix: prefix });
+  return {
+    db,
+    async dispose(dropSchemas = []) {
+      const tables = await sql<{
+        tablename: string;
+      }>`select tablename from pg_tables where tablename like ${`${prefix}%`}`.execute(db);
+      for (const { tablename } of tables.rows)
+        await sql`drop table if exists ${sql.table(tablename)} cascade`.execute(db);
+      for (const schema of dropSchemas)
+        await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db);
+      await db.destroy();
+    },
+  };
 }
