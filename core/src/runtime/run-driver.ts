@@ -15,6 +15,9 @@ import { LeaseBusyError, LeaseLostError } from "./run-leases.js";
 import type { RuntimeCore } from "./runtime-core.js";
 import { hookFailureError } from "./tool-hooks.js";
 
+/** Steps in a row the version fence may drop before the driver gives up on the run. */
+const MAX_DROPPED_STEPS = 3;
+
 /**
  * Driving a run: at most one driver per run in this process holds the run's lease and loops
  * on `decideNextMove` (interrupt a dead process's calls, park, finish, or take a model step)
@@ -84,6 +87,7 @@ export class RunDriver {
     driver: { again: boolean },
   ): Promise<void> {
     const rt = this.rt;
+    let dropped = 0;
     for (;;) {
       const snapshot = await rt.store.snapshot(threadId);
       const agentEntry = rt.agent(snapshot.thread.agentId);
@@ -146,9 +150,18 @@ export class RunDriver {
             step = await modelStep(rt, snapshot, run, agentEntry, request);
           } catch (error) {
             rt.emit({ type: "step-end", ...stepIds, error });
-            // The run moved on while the model answered (a stalled instance's step landed first,
-            // or the run ended): the version fence dropped this step. Look again; do not fail it.
-            if (PaiError.isInstance(error) && error.code === "CONFLICT") continue;
+            // The run moved on while the model answered (a stalled instance's step landed first):
+            // the version fence dropped this step. Look again rather than fail the run, unless
+            // the step was aborted (cancelled, runtime closing) or keeps being dropped.
+            if (
+              PaiError.isInstance(error) &&
+              error.code === "CONFLICT" &&
+              !request.signal.aborted &&
+              !rt.closed &&
+              ++dropped <= MAX_DROPPED_STEPS
+            ) {
+              continue;
+            }
             throw error;
           }
           rt.emit({ type: "step-end", ...stepIds });

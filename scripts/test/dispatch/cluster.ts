@@ -23,87 +23,29 @@
  * - no process but the killed ones died, every other one stopped cleanly; no job was dropped.
  */
 import { createHash } from "node:crypto";
-import { existsSync, writeFileSync } from "node:fs";
-import { connect } from "node:net";
-import { join } from "node:path";
+import { writeFileSync } from "node:fs";
 import { INTERRUPTED_TEXT, type ThreadSnapshot } from "@pai/core";
 import { kyselyStorage, migrateToLatest, tableNames } from "@pai/storage-kysely";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
-import { ClusterProcess, type ProcessEvent, repoRoot } from "./cluster-process.ts";
 import {
-  callingText,
+  activity,
+  checkThread,
+  describeStuckRuns,
+  findOverlaps,
+  type Interval,
+  toolParts,
+} from "./cluster-checks.ts";
+import { ClusterProcess, type ProcessEvent } from "./cluster-process.ts";
+import { cleanup, installBossSchema, postgresUrl, redisUrl } from "./cluster-services.ts";
+import {
   canonicalJson,
   createMarkerTable,
-  doneText,
   type MarkerRow,
   readMarkers,
-  runMessage,
   scopeKeys,
 } from "./fixtures/cluster-agent.ts";
 import type { ClusterConfig, Engine } from "./fixtures/cluster-runtime.ts";
-
-export const postgresUrl = process.env.PAI_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-export const redisUrl = process.env.PAI_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
-
-/** Why the services an engine needs are unreachable, or null when they answer. */
-export async function unreachable(engine: Engine): Promise<string | null> {
-  const pool = new pg.Pool({ connectionString: postgresUrl, max: 1, connectionTimeoutMillis: 5_000 });
-  try {
-    await pool.query("select 1");
-  } catch (error) {
-    return `Postgres at ${postgresUrl} is unreachable (${String(error)}); set PAI_TEST_POSTGRES_URL`;
-  } finally {
-    await pool.end().catch(() => undefined);
-  }
-  if (engine === "bullmq") {
-    const pong = await redisPing(redisUrl);
-    if (pong !== null) return `Redis at ${redisUrl} is unreachable (${pong}); set PAI_TEST_REDIS_URL`;
-  }
-  return null;
-}
-
-/** PING over a bare socket (no client library needed to tell whether Redis is there). */
-function redisPing(url: string): Promise<string | null> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const socket = connect({ host: hostname || "127.0.0.1", port: Number(port || 6379) });
-    const done = (problem: string | null) => {
-      socket.destroy();
-      resolve(problem);
-    };
-    socket.setTimeout(5_000, () => done("timed out"));
-    socket.on("error", (error) => done(String(error)));
-    socket.on("connect", () => socket.write("PING\r\n"));
-    // A server that wants a password answers -NOAUTH: it is there.
-    socket.on("data", (data) => done(/^(\+PONG|-NOAUTH)/.test(data.toString()) ? null : data.toString()));
-  });
-}
-
-/**
- * Child processes run the built packages with Node's type stripping. Fails with what to do when
- * the running Node cannot strip types or a package is not built.
- */
-export function assertChildProcessesCanRun(engine: Engine): void {
-  const features = process.features as { typescript?: string | false };
-  if (!features.typescript) {
-    throw new Error(
-      `The dispatch cluster test starts child processes on .ts files with Node's type stripping, which ${process.execPath} (Node ${process.versions.node}) lacks. Run it through npm so the repo's Node 22 is used: npx vitest run --typecheck.enabled=false scripts/test/dispatch`,
-    );
-  }
-  const adapter = engine === "pgboss" ? "dispatch-pgboss" : "dispatch-bullmq";
-  const required = [
-    "core/dist/index.js",
-    "adapters/storage-kysely/dist/index.js",
-    `adapters/${adapter}/dist/index.js`,
-  ];
-  const missing = required.filter((path) => !existsSync(join(repoRoot, path)));
-  if (missing.length > 0) {
-    throw new Error(
-      `The dispatch cluster test runs its processes on the built packages, but ${missing.join(", ")} is missing. Build first: npm run build -w @pai/core -w @pai/storage-kysely -w @pai/${adapter}`,
-    );
-  }
-}
 
 export type ClusterOptions = {
   engine: Engine;
@@ -126,15 +68,6 @@ export type ClusterOptions = {
 
 export type ClusterOutcome = { failures: string[]; report: string[] };
 
-type Interval = {
-  instanceId: string;
-  runId: string;
-  what: string;
-  start: number;
-  end: number;
-  open: boolean;
-};
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const between = ([min, max]: readonly [number, number]) => min + Math.random() * (max - min);
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -145,9 +78,6 @@ const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 };
-
-type ToolPart = { type: string; toolCallId: string; state: string; output?: any; errorText?: string };
-type Part = { type: string; text?: string } & Partial<ToolPart>;
 
 /** Runs the scenario once, cleaning up whatever it created. */
 export async function runCluster(options: ClusterOptions): Promise<ClusterOutcome> {
@@ -580,169 +510,4 @@ export async function runCluster(options: ClusterOptions): Promise<ClusterOutcom
   }
 }
 
-/** What storage says about a run's messages, tool call and effect, against the script. */
-function checkThread(snapshot: ThreadSnapshot, token: string, markers: MarkerRow[]): string[] {
-  const problems: string[] = [];
-  if (snapshot.runs.length !== 1) problems.push(`${snapshot.runs.length} runs`);
-  const run = snapshot.runs[0];
-  if (run && run.status !== "completed")
-    problems.push(`run ${run.runId} is ${run.status} (${run.error ?? ""})`);
-  if (run && run.step !== 2) problems.push(`run ${run.runId} committed ${run.step} model steps, not 2`);
-  const parts = snapshot.messages.flatMap((row) =>
-    (row.message.parts as Part[]).map((part) => ({ role: row.role, part })),
-  );
-  const texts = (text: string) =>
-    parts.filter(({ part }) => part.type === "text" && part.text === text).length;
-  const users = snapshot.messages.filter((row) => row.role === "user");
-  if (users.length !== 1 || texts(runMessage(token)) !== 1) problems.push(`user messages: ${users.length}`);
-  if (texts(callingText(token)) !== 1)
-    problems.push(`first step text appears ${texts(callingText(token))} times`);
-  if (texts(doneText(token)) !== 1) problems.push(`final text appears ${texts(doneText(token))} times`);
-  const otherTexts = parts.filter(
-    ({ part }) =>
-      part.type === "text" &&
-      ![runMessage(token), callingText(token), doneText(token)].includes(part.text ?? ""),
-  );
-  if (otherTexts.length > 0) problems.push(`unexpected texts ${JSON.stringify(otherTexts)}`);
-  const tools = toolParts(snapshot);
-  if (tools.length !== 1) problems.push(`${tools.length} tool parts`);
-  const tool = tools[0];
-  for (const marker of markers) {
-    if (marker.tool_call_id !== tool?.toolCallId) {
-      problems.push(`the tool ran for call ${marker.tool_call_id}, which is not in the thread`);
-    }
-  }
-  if (tool) {
-    const ran = markers.filter((marker) => marker.tool_call_id === tool.toolCallId);
-    if (tool.state === "output-available") {
-      if (ran.length !== 1 || tool.output?.by !== ran[0]!.instance || tool.output?.token !== token) {
-        problems.push(`output ${JSON.stringify(tool.output)} vs executions ${JSON.stringify(ran)}`);
-      }
-    } else if (tool.state === "output-error") {
-      if (tool.errorText !== INTERRUPTED_TEXT) problems.push(`tool failed: ${tool.errorText}`);
-      if (ran.length > 1) problems.push(`interrupted call executed ${ran.length} times`);
-    } else {
-      problems.push(`tool call left ${tool.state}`);
-    }
-  }
-  return problems;
-}
-
-function toolParts(snapshot: ThreadSnapshot): ToolPart[] {
-  return snapshot.messages.flatMap((row) =>
-    (row.message.parts as Part[]).filter(
-      (part): part is Part & ToolPart => part.type.startsWith("tool-") || part.type === "dynamic-tool",
-    ),
-  );
-}
-
-/**
- * The spans in which a process worked on a run: each model step (step-start to step-end) and each
- * tool execution (tool-start to tool-end). A span a SIGKILL cut short ends at the kill.
- */
-function activity(child: ClusterProcess): Interval[] {
-  const open = new Map<string, Interval>();
-  const done: Interval[] = [];
-  for (const event of child.events) {
-    if (event.kind !== "rt") continue;
-    const key =
-      event.event === "step-start" || event.event === "step-end"
-        ? `${event.runId} step ${event.step}`
-        : event.event === "tool-start" || event.event === "tool-end"
-          ? `${event.runId} tool ${event.toolCallId}`
-          : null;
-    if (!key) continue;
-    if (event.event.endsWith("-start")) {
-      open.set(key, {
-        instanceId: child.instanceId,
-        runId: event.runId,
-        what: key.slice(event.runId.length + 1),
-        start: event.at,
-        end: Number.POSITIVE_INFINITY,
-        open: true,
-      });
-    } else {
-      const interval = open.get(key);
-      open.delete(key);
-      if (interval) done.push({ ...interval, end: event.at, open: false });
-    }
-  }
-  const end = child.endedAt ?? Date.now();
-  return [...done, ...[...open.values()].map((interval) => ({ ...interval, end }))];
-}
-
-function findOverlaps(intervals: Interval[]): Array<[Interval, Interval]> {
-  const byRun = new Map<string, Interval[]>();
-  for (const interval of intervals)
-    byRun.set(interval.runId, [...(byRun.get(interval.runId) ?? []), interval]);
-  const overlaps: Array<[Interval, Interval]> = [];
-  for (const list of byRun.values()) {
-    list.sort((a, b) => a.start - b.start);
-    for (let i = 0; i < list.length; i++) {
-      for (let j = i + 1; j < list.length && list[j]!.start < list[i]!.end; j++) {
-        if (list[j]!.instanceId !== list[i]!.instanceId) overlaps.push([list[i]!, list[j]!]);
-      }
-    }
-  }
-  return overlaps;
-}
-
-/** For a failure message: the runs that did not end, and what the processes last said about them. */
-async function describeStuckRuns(db: Kysely<any>, runsTable: string, processes: ClusterProcess[]) {
-  const rows = await sql<{
-    thread_id: string;
-    run_id: string;
-    status: string;
-    lease_owner: string | null;
-    lease_expires_at: string | null;
-  }>`select thread_id, run_id, status, lease_owner, lease_expires_at from ${sql.table(
-    runsTable,
-  )} where status not in ('completed', 'failed', 'cancelled') order by thread_id limit 5`.execute(db);
-  return rows.rows.map((row) => {
-    const seen = processes.flatMap((child) =>
-      child.events
-        .filter(
-          (event) =>
-            event.runId === row.run_id || event.threadId === row.thread_id || event.job?.runId === row.run_id,
-        )
-        .map(
-          (event) =>
-            `${child.instanceId}${child.killedAt ? "(killed)" : ""}@${event.at}:${event.kind}${event.event ? `/${event.event}` : ""}${event.message ? `(${event.message})` : ""}`,
-        ),
-    );
-    return `stuck: ${JSON.stringify(row)} (now ${new Date().toISOString()}); events: ${seen.slice(-40).join(", ")}`;
-  });
-}
-
-async function installBossSchema(schema: string): Promise<void> {
-  const { PgBoss } = await import("pg-boss");
-  // Installs the schema once, so the processes that start next do not race to.
-  const boss = new PgBoss({ connectionString: postgresUrl, schema, supervise: false, schedule: false });
-  boss.on("error", () => undefined);
-  await boss.start();
-  await boss.stop({ graceful: false });
-}
-
-async function cleanup(
-  db: Kysely<any>,
-  prefix: string,
-  engine: Engine,
-  bossSchema: string,
-  queue: string,
-  bullPrefix: string,
-) {
-  const tables = await sql<{
-    tablename: string;
-  }>`select tablename from pg_tables where schemaname = current_schema() and tablename like ${`${prefix}%`}`.execute(
-    db,
-  );
-  for (const { tablename } of tables.rows)
-    await sql`drop table if exists ${sql.table(tablename)} cascade`.execute(db);
-  if (engine === "pgboss") await sql`drop schema if exists ${sql.id(bossSchema)} cascade`.execute(db);
-  if (engine === "bullmq") {
-    const { Queue } = await import("bullmq");
-    const bull = new Queue(queue, { connection: { url: redisUrl }, prefix: bullPrefix });
-    await bull.obliterate({ force: true });
-    await bull.close();
-  }
-}
+export { assertChildProcessesCanRun, postgresUrl, redisUrl, unreachable } from "./cluster-services.ts";
