@@ -45,11 +45,13 @@ export async function runWorkerCommand(input: {
     );
     return 2;
   }
-  const worker = await found.startWorker(input.options);
-  input.log(`pai worker: started (${input.module}); SIGTERM or SIGINT drains and stops`);
+  // Listening before the worker starts: a signal during start-up still drains, never kills.
+  const signalled = new Promise<void>((resolve) => input.onSignal(resolve));
   // Held until the signal: the worker's own timers do not keep a process alive.
   const alive = setInterval(() => undefined, 1 << 30);
-  await new Promise<void>((resolve) => input.onSignal(resolve));
+  const worker = await found.startWorker(input.options);
+  input.log(`pai worker: started (${input.module}); SIGTERM or SIGINT drains and stops`);
+  await signalled;
   clearInterval(alive);
   input.log("pai worker: draining");
   await worker.stop();
