@@ -46,7 +46,6 @@ export class RunDispatch {
    */
   resendDue(run: RunRow): boolean {
     const now = Date.parse(this.rt.now());
-    for (const [runId, at] of this.#sent) if (now - at > this.leaseMs * 2) this.#sent.delete(runId);
     const due = shouldResendRun(run, {
       now,
       leaseMs: this.leaseMs,
@@ -54,6 +53,12 @@ export class RunDispatch {
     });
     if (due) this.#sent.set(run.runId, now);
     return due;
+  }
+
+  /** Forgets sends older than two lease lengths (once per recovery pass, not per run). */
+  forgetOldSends(): void {
+    const now = Date.parse(this.rt.now());
+    for (const [runId, at] of this.#sent) if (now - at > this.leaseMs * 2) this.#sent.delete(runId);
   }
 
   get leaseMs(): number {

@@ -223,6 +223,7 @@ export class RunDriver {
       limit: options.limit ?? 50,
     });
     let adopted = 0;
+    rt.dispatch.forgetOldSends();
     for (const candidate of candidates) {
       if (rt.registry.hasDriver(candidate.runId)) continue;
       try {

@@ -18,6 +18,11 @@ const twoSteps = () => [
   { text: "Done." },
 ];
 
+/** A user message through the API instance's service, as a client's request would send it. */
+async function sendFrom(api: { pai: any; identity: unknown }, threadId: string, text: string): Promise<void> {
+  await api.pai.service.threads.send({ identity: api.identity, threadId, message: { text } });
+}
+
 async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 5_000) {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
@@ -39,11 +44,7 @@ describe("API and worker roles on a job engine", () => {
     const worker = await createTestRuntime({ agent, storage, model: twoSteps(), dispatch: queue.dispatch() });
     cleanup.push(queue.close, api.close, worker.close);
     const threadId = await api.createThread();
-    await api.pai.service.threads.send({
-      identity: api.identity as never,
-      threadId,
-      message: { text: "look a up" },
-    } as never);
+    await sendFrom(api, threadId, "look a up");
     // Nobody works the queue yet: the run waits, running and unleased, with its job sent.
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect((await api.snapshot(threadId)).runs[0]?.status).toBe("running");
@@ -76,11 +77,7 @@ describe("API and worker roles on a job engine", () => {
     });
     cleanup.push(queue.close, api.close, worker.close);
     const threadId = await api.createThread();
-    await api.pai.service.threads.send({
-      identity: api.identity as never,
-      threadId,
-      message: { text: "go" },
-    } as never);
+    await sendFrom(api, threadId, "go");
     const runId = (await api.snapshot(threadId)).runs[0]!.runId;
     // Another instance holds the run: the worker leaves it alone.
     expect(
@@ -201,11 +198,7 @@ describe("API and worker roles on a job engine", () => {
     });
     cleanup.push(queue.close, api.close);
     const threadId = await api.createThread();
-    await api.pai.service.threads.send({
-      identity: api.identity as never,
-      threadId,
-      message: { text: "go" },
-    } as never);
+    await sendFrom(api, threadId, "go");
     const worker = await first.pai.startWorker({ drainMs: 100, recoveryIntervalMs: 60_000 });
     await until(async () => (await api.snapshot(threadId)).runs[0]?.step === 1, "the tool call to start");
     const sentBefore = queue.sent.length;
@@ -280,11 +273,7 @@ describe("API and worker roles on a job engine", () => {
     const running = await worker.pai.startWorker({ recoveryIntervalMs: 60_000 });
     cleanup.push(() => running.stop());
     const threadId = await api.createThread();
-    await api.pai.service.threads.send({
-      identity: api.identity as never,
-      threadId,
-      message: { text: "go" },
-    } as never);
+    await sendFrom(api, threadId, "go");
     await until(async () => (await api.snapshot(threadId)).runs[0]?.status === "waiting", "the run to wait");
     const actionId = (await api.snapshot(threadId)).actions[0]!.actionId;
     await api.pai.service.actions.submit({
