@@ -15,6 +15,7 @@ import type { Kysely } from "kysely";
 import { planCommit } from "./commit-plan.js";
 import { type DialectFamily, pickSqlFamily } from "./dialect-family.js";
 import { errorFields, type StatementScope } from "./families/sql-family.js";
+import { plainStatements, postgresStatements } from "./prepared-statements.js";
 import { decodeCursor, encodeCursor, RowCodec } from "./row-codec.js";
 import { DEFAULT_TABLE_PREFIX, type TableNames, tableNames } from "./table-names.js";
 import { insertIfAbsent } from "./transactional-statements.js";
@@ -32,6 +33,12 @@ export type KyselyStorageOptions = {
   notifier?: NotifierV1;
   /** Overrides dialect detection for third-party Kysely dialects. */
   dialect?: DialectFamily;
+  /**
+   * On a Postgres server through `pg`, commits and thread reads go as named (prepared)
+   * statements, parsed and planned once per connection (default `true`). Set `false` behind a
+   * pooler that cannot keep them, such as PgBouncer in transaction mode before 1.21.
+   */
+  preparedStatements?: boolean;
 };
 
 /** A `StorageV1` over Kysely, plus what it was built with. */
@@ -83,12 +90,25 @@ function invalidCursor(what: string): PaiError {
  */
 export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
   const db: Db = options.db;
+  if (options.preparedStatements !== undefined && typeof options.preparedStatements !== "boolean") {
+    throw new PaiError(
+      "INVALID_DEFINITION",
+      `kyselyStorage: preparedStatements must be true or false, got ${JSON.stringify(options.preparedStatements)}.`,
+    );
+  }
   const family = pickSqlFamily(db, options.dialect);
   const t = tableNames(options.tablePrefix ?? DEFAULT_TABLE_PREFIX);
   const codec = new RowCodec(family.json);
   const notifier = options.notifier;
 
-  const scope: StatementScope = { db, tables: t, codec };
+  const scope: StatementScope = {
+    db,
+    tables: t,
+    codec,
+    send: family.namedStatements
+      ? postgresStatements(db, options.preparedStatements !== false)
+      : plainStatements(db),
+  };
 
   /** Turns driver errors into messages that say what to do next. */
   async function guarded<T>(what: string, run: () => Promise<T>): Promise<T> {

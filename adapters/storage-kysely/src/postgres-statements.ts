@@ -1,8 +1,9 @@
 // Postgres' single-statement commit and thread read, used by the Postgres and PGlite families.
 import type { StorageCommit, ThreadSnapshot } from "@pai/core";
 import { PaiError } from "@pai/core";
-import { CompiledQuery, type Kysely, type RawBuilder, sql } from "kysely";
+import { type Kysely, type RawBuilder, sql } from "kysely";
 import { type CommitPlan, type TableWrite, tableWrites, upsertAssignments } from "./commit-plan.js";
+import type { StatementScope } from "./families/sql-family.js";
 import { type DbRow, RowCodec } from "./row-codec.js";
 import type { TableNames } from "./table-names.js";
 
@@ -190,12 +191,11 @@ function buildCommit(
  * version guard did not match (nothing was written).
  */
 export async function postgresCommit(
-  db: Kysely<any>,
-  t: TableNames,
-  codec: RowCodec,
+  scope: StatementScope,
   input: StorageCommit,
   plan: CommitPlan,
 ): Promise<PostgresCommitResult> {
+  const { db, tables: t, codec } = scope;
   const threadValues = plan.thread ? codec.threadColumns(plan.thread) : null;
   const writes = tableWrites(input, plan, inline);
   const events = codec.json(input.events);
@@ -212,25 +212,19 @@ export async function postgresCommit(
     if (compiledCommits.size >= MAX_COMPILED_COMMITS) compiledCommits.clear();
     compiledCommits.set(shape, text);
   }
-  const result = await db.executeQuery<{ version: number | null }>(CompiledQuery.raw(text, parameters));
+  const result = await scope.send<{ version: number | null }>(text, parameters);
   const row = result.rows[0];
   return { version: row?.version === null || row?.version === undefined ? null : Number(row.version) };
 }
 
-/** Reads a whole thread in one statement (one statement sees one snapshot: the read is consistent). */
-export async function postgresLoadThread(
-  db: Kysely<any>,
-  t: TableNames,
-  codec: RowCodec,
-  threadId: string,
-): Promise<ThreadSnapshot | null> {
-  const result = await sql<{
-    thread: DbRow | null;
-    messages: DbRow[];
-    runs: unknown[];
-    actions: unknown[];
-    tool_data: DbRow[];
-  }>`select
+/** The thread read's text per table prefix (it binds only the thread id). */
+const loadTexts = new Map<string, string>();
+
+function loadThreadText(db: Kysely<any>, t: TableNames): string {
+  let text = loadTexts.get(t.threads);
+  if (text === undefined) {
+    const threadId = "";
+    text = sql`select
     (select row_to_json(th) from ${sql.table(t.threads)} th where th.thread_id = ${threadId}) as thread,
     (select coalesce(json_agg(m order by m.position, m.message_id), '[]') from ${sql.table(t.messages)} m
       where m.thread_id = ${threadId}) as messages,
@@ -239,7 +233,28 @@ export async function postgresLoadThread(
     (select coalesce(json_agg(a.row order by a.created_at, a.episode, a.seq), '[]') from ${sql.table(t.actions)} a
       where a.thread_id = ${threadId}) as actions,
     (select coalesce(json_agg(d order by d.seq), '[]') from ${sql.table(t.toolData)} d
-      where d.thread_id = ${threadId}) as tool_data`.execute(db);
+      where d.thread_id = ${threadId}) as tool_data`.compile(db).sql;
+    if (loadTexts.size >= MAX_COMPILED_COMMITS) loadTexts.clear();
+    loadTexts.set(t.threads, text);
+  }
+  return text;
+}
+
+/** Reads a whole thread in one statement (one statement sees one snapshot: the read is consistent). */
+export async function postgresLoadThread(
+  scope: StatementScope,
+  threadId: string,
+): Promise<ThreadSnapshot | null> {
+  const { codec } = scope;
+  const text = loadThreadText(scope.db, scope.tables);
+  // The text binds the id once per table read, in order.
+  const result = await scope.send<{
+    thread: DbRow | null;
+    messages: DbRow[];
+    runs: unknown[];
+    actions: unknown[];
+    tool_data: DbRow[];
+  }>(text, [threadId, threadId, threadId, threadId, threadId]);
   const row = result.rows[0];
   if (!row?.thread) return null;
   return {

@@ -18,6 +18,7 @@ export const mysqlFamily: SqlFamily = {
   dialect: "mysql",
   engine: "mysql",
   capabilities: { sharedAcrossProcesses: true, listenNotify: false },
+  namedStatements: false,
 
   // Binary collations compare byte-wise, as JavaScript strings do. JSON is longtext because
   // MySQL's JSON type normalizes documents (key order, number format): round trips must be exact.

@@ -8,5 +8,6 @@ export const pgliteFamily: SqlFamily = {
   engine: "pglite",
   // No other process can open the same database, so leases never contend and nobody listens.
   capabilities: { sharedAcrossProcesses: false, listenNotify: false },
+  namedStatements: false,
   // A postgresNotifier talks to a Postgres server over `pg`; it can never share PGlite's database.
 };

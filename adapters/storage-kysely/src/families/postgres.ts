@@ -19,6 +19,7 @@ export const postgresFamily: SqlFamily = {
   dialect: "postgres",
   engine: "postgres",
   capabilities: { sharedAcrossProcesses: true, listenNotify: true },
+  namedStatements: true,
 
   // Ids and stamps use the "C" collation: the default one is locale-aware, which would break
   // keyset cursors that assume JavaScript string order.
@@ -40,7 +41,7 @@ export const postgresFamily: SqlFamily = {
   ignoreConflict: onConflictIgnore,
 
   async commit(scope, input, plan) {
-    const { version } = await postgresCommit(scope.db, scope.tables, scope.codec, input, plan);
+    const { version } = await postgresCommit(scope, input, plan);
     if (version !== null) return { ok: true, version };
     // The guard matched nothing: read the version as it is now (the rare path).
     return {
@@ -49,7 +50,7 @@ export const postgresFamily: SqlFamily = {
       currentVersion: await currentVersion(scope.db, scope.tables, input.threadId),
     };
   },
-  loadThread: (scope, threadId) => postgresLoadThread(scope.db, scope.tables, scope.codec, threadId),
+  loadThread: postgresLoadThread,
 
   isUniqueViolation: (error) => errorFields(error).code === PG_UNIQUE_VIOLATION,
   isRetryable: (error) => {

@@ -5,6 +5,7 @@ import type { StorageCapabilities, StorageCommit, StorageCommitResult, ThreadSna
 import type { ColumnDataType, Expression, InsertQueryBuilder, InsertResult, Kysely } from "kysely";
 import type { CommitPlan, UpsertRule } from "../commit-plan.js";
 import type { DialectFamily } from "../dialect-family.js";
+import type { StatementSender } from "../prepared-statements.js";
 import type { RowCodec } from "../row-codec.js";
 import type { TableNames } from "../table-names.js";
 
@@ -25,6 +26,8 @@ export type StatementScope = {
   db: Kysely<any>;
   tables: TableNames;
   codec: RowCodec;
+  /** Sends a finished statement text (named, i.e. prepared, where the family and driver allow). */
+  send: StatementSender;
 };
 
 export interface SqlFamily {
@@ -33,6 +36,8 @@ export interface SqlFamily {
   /** The engine in the storage's name, `kysely-<engine>`. */
   readonly engine: "postgres" | "pglite" | "mysql" | "sqlite";
   readonly capabilities: StorageCapabilities;
+  /** The server keeps named statements per connection (a Postgres server; not PGlite, MySQL or SQLite). */
+  readonly namedStatements: boolean;
 
   /** Physical column types; ids and stamps must compare byte-wise (see migrations). */
   readonly columnTypes: Record<ColumnKind, ColumnType>;

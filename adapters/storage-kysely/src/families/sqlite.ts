@@ -19,6 +19,7 @@ export const sqliteFamily: SqlFamily = {
   dialect: "sqlite",
   engine: "sqlite",
   capabilities: { sharedAcrossProcesses: false, listenNotify: false },
+  namedStatements: false,
 
   // SQLite's text compares byte-wise by default (BINARY collation), as JavaScript strings do.
   columnTypes: {

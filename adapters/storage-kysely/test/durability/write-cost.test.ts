@@ -63,7 +63,8 @@ describe("write cost per step on Postgres", async () => {
     log: (event: LogEvent) => {
       if (event.level !== "query" || !isWrite(event)) return;
       counters.statements++;
-      counters.sqlBytes += Buffer.byteLength(event.query.sql, "utf8");
+      // Named (prepared) statements reach loggers as String objects.
+      counters.sqlBytes += Buffer.byteLength(String(event.query.sql), "utf8");
       for (const parameter of event.query.parameters) counters.sqlBytes += parameterBytes(parameter);
     },
   });
