@@ -145,4 +145,5 @@ export async function benchGrowth(engines: BenchEngine[]) {
     await pai.close();
   }
   results.growth = growth;
+  return growth;
 }

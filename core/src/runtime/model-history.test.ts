@@ -89,4 +89,27 @@ describe("ModelHistory", () => {
       await convertToModelMessages(messages, { tools }),
     );
   });
+
+  it("reuses the previous conversion's shared start, and stays right when histories interleave", async () => {
+    const { tools } = toolsCounting();
+    const agent = {};
+    const history = new ModelHistory();
+    const whole = (messages: UIMessage[]) => convertToModelMessages(messages, { tools });
+    const first = [user("u1", "hi"), assistant("a1", 1), user("u2", "again")];
+    const other = [user("x1", "other thread"), assistant("x2", 9)];
+    const out = await history.convert(agent, first, tools);
+    expect(out).toEqual(await whole(first));
+    // The caller's array is its own: changing it does not change the next conversion.
+    out.length = 0;
+    const grown = [...first, assistant("a2", 2)];
+    expect(await history.convert(agent, grown, tools)).toEqual(await whole(grown));
+    expect(await history.convert(agent, other, tools)).toEqual(await whole(other));
+    // Back on the first thread with its tail replaced and a message inserted before it.
+    const replaced = [first[0]!, first[1]!, user("u1b", "inserted"), first[2]!, assistant("a2", 3)];
+    expect(await history.convert(agent, replaced, tools)).toEqual(await whole(replaced));
+    // A shorter history than the last one (messages removed) converts right too.
+    expect(await history.convert(agent, replaced.slice(0, 2), tools)).toEqual(
+      await whole(replaced.slice(0, 2)),
+    );
+  });
 });

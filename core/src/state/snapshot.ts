@@ -14,14 +14,26 @@ export type ThreadSnapshot = {
   toolData: ToolDataRow[];
 };
 
+/**
+ * Replaces the row `same` matches, or inserts it in `order` (`rows` are in that order, and a
+ * replaced row keeps its place: a message's position never changes). Steps write the newest
+ * rows, so the search runs from the end and an insert past the last row appends without
+ * sorting: a step on a long thread stays cheap.
+ */
 function upsertBy<T>(rows: T[], row: T, same: (a: T, b: T) => boolean, order?: (a: T, b: T) => number): T[] {
-  const index = rows.findIndex((existing) => same(existing, row));
-  if (index === -1) {
-    const next = [...rows, row];
-    return order ? next.sort(order) : next;
+  const index = rows.findLastIndex((existing) => same(existing, row));
+  if (index !== -1) {
+    const next = rows.slice();
+    next[index] = row;
+    return next;
   }
+  const last = rows[rows.length - 1];
+  if (!order || last === undefined || order(last, row) <= 0) return [...rows, row];
+  // Stable like a sort of the appended array: the row goes after every row that does not sort after it.
+  let at = rows.length;
+  while (at > 0 && order(rows[at - 1] as T, row) > 0) at--;
   const next = rows.slice();
-  next[index] = row;
+  next.splice(at, 0, row);
   return next;
 }
 

@@ -40,7 +40,8 @@ function findRun(snapshot: ThreadSnapshot, runId: string): RunRow | undefined {
 }
 
 function findMessage(snapshot: ThreadSnapshot, messageId: string): MessageRow | undefined {
-  return snapshot.messages.find((message) => message.messageId === messageId);
+  // From the end: the message a step looks for is almost always the open tail.
+  return snapshot.messages.findLast((message) => message.messageId === messageId);
 }
 
 function threadEvent(snapshot: ThreadSnapshot, patch: Partial<ThreadRow>, now: string): ThreadEvent {
