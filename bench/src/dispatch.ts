@@ -17,8 +17,8 @@ import { identity } from "./scenarios.ts";
 
 const runs = Number(process.env.PAI_BENCH_DISPATCH_RUNS ?? 200);
 const samples = Number(process.env.PAI_BENCH_DISPATCH_SAMPLES ?? 50);
-// One slot per connection of the storage pool the instances share (openPostgres: 20).
-const concurrency = Number(process.env.PAI_BENCH_DISPATCH_CONCURRENCY ?? 20);
+// One slot per connection of the storage pool the instances share (openPostgres: 10).
+const concurrency = Number(process.env.PAI_BENCH_DISPATCH_CONCURRENCY ?? 10);
 const warmupRuns = 20;
 const timeoutMs = 30_000;
 
@@ -204,7 +204,7 @@ export async function benchDispatch(engines: BenchEngine[]) {
   const settings = [
     `${runs} runs per runs/s cell, sent at once across ${runs} threads; latency is one run at a time on an idle queue`,
     `in-process: no dispatch, all ${runs} runs driven at once; "2 workers" is two instances each sending and driving half`,
-    `workers: startWorker({ concurrency: ${concurrency} }), each its own runtime instance (instanceId) and dispatch, in this process; one API instance sends; all share the bench's Postgres storage (one pool of 20) and notifier`,
+    `workers: startWorker({ concurrency: ${concurrency} }), each its own runtime instance (instanceId) and dispatch, in this process; one API instance sends; all share the bench's Postgres storage (one pool of 10) and notifier`,
     ...jobs.map((job) => job.settings),
   ];
   for (const line of settings) log(`- ${line}`);

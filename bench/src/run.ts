@@ -28,7 +28,7 @@ const servers = [
   { name: "mariadb", open: openMariadb, off: process.env.PAI_BENCH_MARIADB === "off" },
 ] as const;
 
-// Postgres allows 100 connections by default; PAI's own pool (20) and notifier stay open beside the floor's.
+// Postgres allows 100 connections by default; PAI's own pool (10) and notifier stay open beside the floor's.
 const maxFloorConnections = { postgres: 75, mariadb: 100 };
 
 async function openEngines(): Promise<BenchEngine[]> {
