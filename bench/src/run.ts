@@ -3,6 +3,7 @@
  * measured in one process run and reported as ratios. See bench/README.md for how to read it.
  */
 import { writeFileSync } from "node:fs";
+import { benchCommitStatement } from "./commit-statement.ts";
 import { countingStorage } from "./counting-storage.ts";
 import { benchDispatch } from "./dispatch.ts";
 import {
@@ -84,6 +85,7 @@ async function main() {
   }
   const floors = only ? new Map<string, SqlFloor>() : await benchFloors(engines);
   if (!only) {
+    await benchCommitStatement(engines, floors);
     await benchTwoStep(engines, floors);
     await benchSuspendResume(engines, floors);
     await benchRoundTrips(engines);

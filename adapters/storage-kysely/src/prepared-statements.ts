@@ -19,16 +19,21 @@ export const plainStatements =
 /**
  * A statement text that also names itself. Kysely hands a compiled query's `sql` to the driver
  * as is, and `pg` takes an object in that place as a query config (`{ name, text }`): a named
- * statement is parsed once per connection and later sent as a bind of its parameters only. It
- * is a `String` object so that Kysely query loggers still get text (`String(sql)`, `.length`,
- * `.slice` and templates work; only a `typeof sql === "string"` check sees an object).
+ * statement is parsed once per connection and later sent as a bind of its parameters only.
+ * Query loggers get this object: `String(sql)`, templates and `JSON.stringify` give the text.
+ * Not a `String` object: `pg` copies a config's own properties on every query, and a string
+ * object has one per character.
  */
-class NamedStatement extends String {
+class NamedStatement {
   constructor(
     readonly text: string,
     readonly name: string,
-  ) {
-    super(text);
+  ) {}
+  toString(): string {
+    return this.text;
+  }
+  toJSON(): string {
+    return this.text;
   }
 }
 

@@ -63,7 +63,7 @@ describe("write cost per step on Postgres", async () => {
     log: (event: LogEvent) => {
       if (event.level !== "query" || !isWrite(event)) return;
       counters.statements++;
-      // Named (prepared) statements reach loggers as String objects.
+      // Named (prepared) statements reach loggers as `{ name, text }` objects.
       counters.sqlBytes += Buffer.byteLength(String(event.query.sql), "utf8");
       for (const parameter of event.query.parameters) counters.sqlBytes += parameterBytes(parameter);
     },
