@@ -5,7 +5,7 @@ import { convertToModelMessages, generateText, type ModelMessage, stepCountIs, t
 import { countingStorage } from "./counting-storage.ts";
 import type { BenchEngine } from "./engines.ts";
 import { bareAddTools, turnModel } from "./fixtures.ts";
-import { formatMs, type Measurement, measure } from "./harness.ts";
+import { formatMs, type Measurement, measure, summarize } from "./harness.ts";
 import { log, results } from "./report.ts";
 import { identity, runtimeOn } from "./scenarios.ts";
 
@@ -61,10 +61,9 @@ async function seededHistory(count: number): Promise<ModelMessage[]> {
 }
 
 /**
- * One two-step turn on threads of N messages. Each measured turn runs on its own seeded thread
- * (a turn adds three messages, so reusing one thread would measure a growing thread), after one
- * unmeasured turn on it: the realistic case is the next turn of a conversation. The bare AI SDK
- * gets the same N-message history, since its own per-call cost also grows with the prompt.
+ * One two-step turn on threads of N messages (how each turn is set up is said where it is
+ * measured). The bare AI SDK gets the same N-message history, since its own per-call cost also
+ * grows with the prompt.
  */
 export async function benchGrowth(engines: BenchEngine[]) {
   const sizes = [10, 100, 1000];
@@ -95,43 +94,46 @@ export async function benchGrowth(engines: BenchEngine[]) {
   for (const engine of engines) {
     const counting = countingStorage(engine.storage);
     const pai = runtimeOn(counting.storage, "add");
+    const turn = async (threadId: string) => {
+      await pai.service.threads.send({ identity, threadId, message: { text: "1+2?" } });
+      await pai.waitForIdle(threadId);
+    };
+    const samples = new Map(sizes.map((size) => [size, [] as number[]]));
+    const counted = new Map(sizes.map((size) => [size, { bytes: 0, commits: 0, calls: 0 }]));
+    // Sizes take turns, round after round, so each size is measured with the code equally warm
+    // (measured one size after another, the first one ran on code the JIT had not optimized yet).
+    // Each measured turn runs on its own freshly seeded thread, after one unmeasured turn on it:
+    // the realistic case is the next turn of a conversation, and reusing a thread would measure a
+    // growing one.
+    for (let round = 0; round < threadsPerSize; round++) {
+      for (const size of sizes) {
+        const threadId = await seedThread(pai, size);
+        await turn(threadId);
+        const before = { ...counting.counters };
+        const started = performance.now();
+        await turn(threadId);
+        samples.get(size)!.push(performance.now() - started);
+        const count = counted.get(size)!;
+        count.bytes += counting.counters.bytesWritten - before.bytesWritten;
+        count.commits += counting.counters.commits - before.commits;
+        count.calls += counting.counters.calls - before.calls;
+      }
+    }
     let ownAt10 = Number.NaN;
     for (const size of sizes) {
-      const threads: string[] = [];
-      for (let index = 0; index < threadsPerSize; index++) {
-        const threadId = await seedThread(pai, size);
-        await pai.service.threads.send({ identity, threadId, message: { text: "1+2?" } });
-        await pai.waitForIdle(threadId);
-        threads.push(threadId);
-      }
-      let next = 0;
-      counting.reset();
-      const [measurement] = await measure(
-        [
-          {
-            name: `${engine.name} ${size}`,
-            fn: async () => {
-              const threadId = threads[next++]!;
-              await pai.service.threads.send({ identity, threadId, message: { text: "1+2?" } });
-              await pai.waitForIdle(threadId);
-            },
-          },
-        ],
-        // Exactly one measured turn per thread: no time budget, no warmup turns.
-        { time: 0, iterations: threadsPerSize, warmupIterations: 0, warmupTime: 0 },
-      );
-      const turns = Math.max(1, next);
+      const measurement = summarize(`${engine.name} ${size}`, samples.get(size)!);
+      const count = counted.get(size)!;
       const perTurn = {
-        bytes: Math.round(counting.counters.bytesWritten / turns),
-        commits: counting.counters.commits / turns,
-        calls: counting.counters.calls / turns,
+        bytes: Math.round(count.bytes / threadsPerSize),
+        commits: count.commits / threadsPerSize,
+        calls: count.calls / threadsPerSize,
       };
       const bareMs = bare.get(size)!.medianMs;
-      const own = measurement!.medianMs - bareMs;
+      const own = measurement.medianMs - bareMs;
       if (size === sizes[0]) ownAt10 = own;
       const change = `${own >= ownAt10 ? "+" : ""}${(((own - ownAt10) / ownAt10) * 100).toFixed(0)}%`;
       log(
-        `| ${engine.name.padEnd(8)} | ${String(size).padStart(8)} | ${formatMs(bareMs).padStart(14)} | ${formatMs(measurement!.medianMs).padStart(13)} | ${formatMs(measurement!.p95Ms).padStart(10)} | ${String(measurement!.iterations).padStart(5)} | ${formatMs(own).padStart(17)} | ${change.padStart(10)} | ${String(perTurn.bytes).padStart(18)} | ${perTurn.commits.toFixed(1).padStart(12)} | ${perTurn.calls.toFixed(1).padStart(18)} |`,
+        `| ${engine.name.padEnd(8)} | ${String(size).padStart(8)} | ${formatMs(bareMs).padStart(14)} | ${formatMs(measurement.medianMs).padStart(13)} | ${formatMs(measurement.p95Ms).padStart(10)} | ${String(measurement.iterations).padStart(5)} | ${formatMs(own).padStart(17)} | ${change.padStart(10)} | ${String(perTurn.bytes).padStart(18)} | ${perTurn.commits.toFixed(1).padStart(12)} | ${perTurn.calls.toFixed(1).padStart(18)} |`,
       );
       growth.push({
         engine: engine.name,

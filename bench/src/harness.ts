@@ -36,16 +36,21 @@ export async function measure(
   return bench.tasks.map((task) => {
     const result = task.result as { samples?: number[]; error?: unknown } | undefined;
     if (result?.error) throw result.error;
-    const samples = [...(result?.samples ?? [])].sort((a, b) => a - b);
-    const mean = samples.reduce((sum, value) => sum + value, 0) / Math.max(1, samples.length);
-    return {
-      name: task.name,
-      iterations: samples.length,
-      medianMs: percentile(samples, 50),
-      p95Ms: percentile(samples, 95),
-      meanMs: mean,
-    };
+    return summarize(task.name, result?.samples ?? []);
   });
+}
+
+/** Median, p95 and mean of raw samples (ms), as `measure` reports them. */
+export function summarize(name: string, raw: number[]): Measurement {
+  const samples = [...raw].sort((a, b) => a - b);
+  const mean = samples.reduce((sum, value) => sum + value, 0) / Math.max(1, samples.length);
+  return {
+    name,
+    iterations: samples.length,
+    medianMs: percentile(samples, 50),
+    p95Ms: percentile(samples, 95),
+    meanMs: mean,
+  };
 }
 
 export function formatMs(value: number): string {
