@@ -52,23 +52,11 @@ async function useThread(storage: ReturnType<typeof kyselyStorage>) {
     await storage.commit({ threadId, expectedVersion: 0, now, events: [{ type: "thread-updated", thread }] }),
   ).toEqual({ ok: true, version: 1 });
   const message = makeMessageRow({ threadId, messageId: "m1", position: 1, text: "hello" });
-  expect(
-    await storage.commit({
-      threadId,
-      expectedVersion: 1,
-      now,
-      events: [{ type: "message-upserted", message }],
-    }),
-  ).toEqual({ ok: true, version: 2 });
-  // A stale version is still refused through the prepared statement.
-  expect(
-    await storage.commit({
-      threadId,
-      expectedVersion: 1,
-      now,
-      events: [{ type: "message-upserted", message }],
-    }),
-  ).toMatchObject({ ok: false, reason: "conflict", currentVersion: 2 });
+  const addMessage = () =>
+    storage.commit({ threadId, expectedVersion: 1, now, events: [{ type: "message-upserted", message }] });
+  expect(await addMessage()).toEqual({ ok: true, version: 2 });
+  // The same commit again is stale, and still refused through the prepared statement.
+  expect(await addMessage()).toMatchObject({ ok: false, reason: "conflict", currentVersion: 2 });
   const snapshot = await storage.loadThread({ threadId });
   expect(snapshot?.thread.version).toBe(2);
   expect(snapshot?.messages.map((row) => row.messageId)).toEqual(["m1"]);
