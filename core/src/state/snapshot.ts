@@ -21,13 +21,16 @@ export type ThreadSnapshot = {
  * sorting: a step on a long thread stays cheap.
  */
 function upsertBy<T>(rows: T[], row: T, same: (a: T, b: T) => boolean, order?: (a: T, b: T) => number): T[] {
+  const last = rows[rows.length - 1];
+  // A row that sorts strictly after the last one is new (a row keeps its order key), so a new
+  // message on a long thread is appended without looking through the others.
+  if (order && last !== undefined && order(last, row) < 0) return [...rows, row];
   const index = rows.findLastIndex((existing) => same(existing, row));
   if (index !== -1) {
     const next = rows.slice();
     next[index] = row;
     return next;
   }
-  const last = rows[rows.length - 1];
   if (!order || last === undefined || order(last, row) <= 0) return [...rows, row];
   // Stable like a sort of the appended array: the row goes after every row that does not sort after it.
   let at = rows.length;
