@@ -17,7 +17,7 @@ export type SqlFloor = {
 
 const body = "x".repeat(1024);
 
-async function createFloorTable(db: Kysely<any>, table: string) {
+export async function createFloorTable(db: Kysely<any>, table: string) {
   await db.schema
     .createTable(table)
     .ifNotExists()
@@ -26,7 +26,7 @@ async function createFloorTable(db: Kysely<any>, table: string) {
     .execute();
 }
 
-const insertOne = (db: Kysely<any>, table: string) =>
+export const insertOne = (db: Kysely<any>, table: string) =>
   db.insertInto(table).values({ id: globalThis.crypto.randomUUID(), body }).execute();
 
 /** Each of `clients` loops on durable inserts for `seconds`; commits per second overall. */

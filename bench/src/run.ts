@@ -69,8 +69,12 @@ async function main() {
   const engines = await openEngines();
   log(`# PAI benchmark (${new Date().toISOString()}, Node ${process.version})`);
   // PAI_BENCH_ONLY=parked runs just the parked-threads table (quick memory checks), =dispatch the
-  // dispatch table, =growth the growth table three times.
+  // dispatch table, =growth the growth table three times, =commit the floor and the step commit.
   const only = process.env.PAI_BENCH_ONLY;
+  if (only === "commit") {
+    await benchCommitStatement(engines, await benchFloors(engines));
+    return finish(engines);
+  }
   if (only === "dispatch") {
     await benchDispatch(engines);
     return finish(engines);
