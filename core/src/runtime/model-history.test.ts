@@ -1,7 +1,10 @@
 import { convertToModelMessages, type ToolSet, type UIMessage } from "ai";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { ModelHistory } from "./model-history.js";
+
+/** Stored rows of one thread, as a snapshot holds them. */
+const rows = (messages: UIMessage[]) => messages.map((message) => ({ message }));
 
 const user = (id: string, text: string): UIMessage => ({ id, role: "user", parts: [{ type: "text", text }] });
 
@@ -49,7 +52,7 @@ describe("ModelHistory", () => {
       user("u3", "thanks"),
     ];
     const history = new ModelHistory();
-    expect(await history.convert({}, messages, tools)).toEqual(
+    expect(await history.convert({}, "t1", rows(messages), tools)).toEqual(
       await convertToModelMessages(messages, { tools }),
     );
   });
@@ -59,10 +62,10 @@ describe("ModelHistory", () => {
     const agent = {};
     const history = new ModelHistory();
     const messages = [user("u1", "hi"), assistant("a1", 1), user("u2", "again"), assistant("a2", 2)];
-    await history.convert(agent, messages, tools);
+    await history.convert(agent, "t1", rows(messages), tools);
     expect(counter.calls).toBe(2);
     const tail = assistant("a2", 3);
-    const next = await history.convert(agent, [...messages.slice(0, 3), tail], tools);
+    const next = await history.convert(agent, "t1", rows([...messages.slice(0, 3), tail]), tools);
     expect(counter.calls).toBe(3);
     expect(next).toEqual(await convertToModelMessages([...messages.slice(0, 3), tail], { tools }));
   });
@@ -85,7 +88,7 @@ describe("ModelHistory", () => {
     } as UIMessage;
     const messages = [user("u1", "hi"), pending, user("u2", "never mind")];
     const history = new ModelHistory();
-    expect(await history.convert({}, messages, tools)).toEqual(
+    expect(await history.convert({}, "t1", rows(messages), tools)).toEqual(
       await convertToModelMessages(messages, { tools }),
     );
   });
@@ -97,19 +100,64 @@ describe("ModelHistory", () => {
     const whole = (messages: UIMessage[]) => convertToModelMessages(messages, { tools });
     const first = [user("u1", "hi"), assistant("a1", 1), user("u2", "again")];
     const other = [user("x1", "other thread"), assistant("x2", 9)];
-    const out = await history.convert(agent, first, tools);
+    const out = await history.convert(agent, "t1", rows(first), tools);
     expect(out).toEqual(await whole(first));
     // The caller's array is its own: changing it does not change the next conversion.
     out.length = 0;
     const grown = [...first, assistant("a2", 2)];
-    expect(await history.convert(agent, grown, tools)).toEqual(await whole(grown));
-    expect(await history.convert(agent, other, tools)).toEqual(await whole(other));
+    expect(await history.convert(agent, "t1", rows(grown), tools)).toEqual(await whole(grown));
+    expect(await history.convert(agent, "t2", rows(other), tools)).toEqual(await whole(other));
+    // The same thread id with an unrelated history (nothing shared) converts it whole.
+    expect(await history.convert(agent, "t1", rows(other), tools)).toEqual(await whole(other));
+    expect(await history.convert(agent, "t1", rows(grown), tools)).toEqual(await whole(grown));
     // Back on the first thread with its tail replaced and a message inserted before it.
     const replaced = [first[0]!, first[1]!, user("u1b", "inserted"), first[2]!, assistant("a2", 3)];
-    expect(await history.convert(agent, replaced, tools)).toEqual(await whole(replaced));
+    expect(await history.convert(agent, "t1", rows(replaced), tools)).toEqual(await whole(replaced));
     // A shorter history than the last one (messages removed) converts right too.
-    expect(await history.convert(agent, replaced.slice(0, 2), tools)).toEqual(
+    expect(await history.convert(agent, "t1", rows(replaced.slice(0, 2)), tools)).toEqual(
       await whole(replaced.slice(0, 2)),
+    );
+  });
+
+  it("keeps each thread's last conversion, so interleaved threads convert only their tails", async () => {
+    const { tools } = toolsCounting();
+    const agent = {};
+    const history = new ModelHistory();
+    const long = Array.from({ length: 200 }, (_, index) =>
+      index % 2 === 0 ? user(`u${index}`, `q${index}`) : assistant(`a${index}`, index),
+    );
+    const short = [user("s1", "hi")];
+    await history.convert(agent, "long", rows(long), tools);
+    await history.convert(agent, "short", rows(short), tools);
+    const grown = [...long, user("next", "and now?")];
+    const lookups = vi.spyOn(WeakMap.prototype, "get");
+    try {
+      const out = await history.convert(agent, "long", rows(grown), tools);
+      expect(out).toEqual(await convertToModelMessages(grown, { tools }));
+      // Only the new message is looked up: the 200 kept ones are not.
+      const kept = new Set<unknown>(long);
+      expect(lookups.mock.calls.filter(([key]) => kept.has(key))).toEqual([]);
+    } finally {
+      lookups.mockRestore();
+    }
+  });
+
+  it("stays right when two steps of one thread convert at the same time", async () => {
+    const { tools } = toolsCounting();
+    const agent = {};
+    const history = new ModelHistory();
+    const base = [user("u1", "hi"), assistant("a1", 1)];
+    await history.convert(agent, "t", rows(base), tools);
+    const left = [...base, user("u2", "left")];
+    const right = [base[0]!, assistant("a1", 2), user("u3", "right")];
+    const [leftOut, rightOut] = await Promise.all([
+      history.convert(agent, "t", rows(left), tools),
+      history.convert(agent, "t", rows(right), tools),
+    ]);
+    expect(leftOut).toEqual(await convertToModelMessages(left, { tools }));
+    expect(rightOut).toEqual(await convertToModelMessages(right, { tools }));
+    expect(await history.convert(agent, "t", rows(left), tools)).toEqual(
+      await convertToModelMessages(left, { tools }),
     );
   });
 });

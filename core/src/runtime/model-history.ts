@@ -1,5 +1,8 @@
 import { convertToModelMessages, type ModelMessage, type ToolSet, type UIMessage } from "ai";
 
+/** A stored message row as the history reads it: only its UI message is converted. */
+export type HistoryRow = { readonly message: unknown };
+
 /**
  * Converts a thread's stored messages to model messages, remembering the result per stored
  * message object. Snapshots are immutable and a commit replaces only the rows it changes, so
@@ -11,28 +14,38 @@ import { convertToModelMessages, type ModelMessage, type ToolSet, type UIMessage
 export class ModelHistory {
   /** Keyed by the agent definition (its `toModelOutput` converters), then by stored message. */
   readonly #byAgent = new WeakMap<object, AgentHistory>();
+  /**
+   * Threads whose last conversion is kept, per agent. Kept per thread, not per agent: with runs
+   * of several threads taking turns, a single "previous conversion" never matched, and a step on
+   * a 1,000-message thread looked up every message again.
+   */
+  static readonly MAX_THREADS = 64;
 
-  async convert(agent: object, messages: UIMessage[], tools: ToolSet): Promise<ModelMessage[]> {
+  async convert(
+    agent: object,
+    threadId: string,
+    rows: readonly HistoryRow[],
+    tools: ToolSet,
+  ): Promise<ModelMessage[]> {
     let history = this.#byAgent.get(agent);
     if (!history) {
-      history = { cache: new WeakMap(), messages: [], ends: [], out: [] };
+      history = { cache: new WeakMap(), threads: new Map() };
       this.#byAgent.set(agent, history);
     }
-    // The longest run of messages the agent's previous conversion started with (the same
-    // objects) reuses that conversion's output, so a step on a long thread converts, and looks
-    // up, only its tail. Runs of other threads in between fall back to the per-message cache.
-    const previous = history;
+    // Taken out while converting (the conversion awaits): a concurrent step of the same thread
+    // starts from an empty record instead of changing this one under it.
+    const last = history.threads.get(threadId) ?? { messages: [], ends: [], out: [] };
+    history.threads.delete(threadId);
+    // The longest run of messages the thread's last conversion started with (the same objects)
+    // keeps its output; the rest is dropped in place and converted again from the cache.
     let shared = 0;
-    while (
-      shared < messages.length &&
-      shared < previous.messages.length &&
-      messages[shared] === previous.messages[shared]
-    )
-      shared++;
-    const out: ModelMessage[] = shared === 0 ? [] : previous.out.slice(0, previous.ends[shared - 1]);
-    const ends: number[] = previous.ends.slice(0, shared);
-    for (let index = shared; index < messages.length; index++) {
-      const message = messages[index]!;
+    const limit = Math.min(rows.length, last.messages.length);
+    while (shared < limit && rows[shared]!.message === last.messages[shared]) shared++;
+    last.out.length = shared === 0 ? 0 : last.ends[shared - 1]!;
+    last.ends.length = shared;
+    last.messages.length = shared;
+    for (let index = shared; index < rows.length; index++) {
+      const message = rows[index]!.message as UIMessage;
       let converted = history.cache.get(message);
       if (!converted) {
         // A message's parts are scanned once, when it is first converted, not on every step.
@@ -41,24 +54,30 @@ export class ModelHistory {
           : await convertToModelMessages([message], { tools });
         history.cache.set(message, converted);
       }
-      if (converted === "approval-request") return convertToModelMessages(messages, { tools });
-      out.push(...converted);
-      ends.push(out.length);
+      if (converted === "approval-request") {
+        return convertToModelMessages(
+          rows.map((row) => row.message as UIMessage),
+          { tools },
+        );
+      }
+      for (const modelMessage of converted) last.out.push(modelMessage);
+      last.ends.push(last.out.length);
+      last.messages.push(message);
     }
-    history.messages = messages.slice();
-    history.ends = ends;
-    history.out = out;
+    history.threads.set(threadId, last);
+    if (history.threads.size > ModelHistory.MAX_THREADS) {
+      const oldest = history.threads.keys().next().value;
+      if (oldest !== undefined) history.threads.delete(oldest);
+    }
     // The caller gets its own array; the kept one must not change.
-    return out.slice();
+    return last.out.slice();
   }
 }
 
 type AgentHistory = {
   cache: WeakMap<object, ModelMessage[] | "approval-request">;
-  /** The last conversion: its stored messages, where each one's model messages end, and the output. */
-  messages: UIMessage[];
-  ends: number[];
-  out: ModelMessage[];
+  /** Each thread's last conversion (least recently converted first): its stored messages, where each one's model messages end, and the output. */
+  threads: Map<string, { messages: unknown[]; ends: number[]; out: ModelMessage[] }>;
 };
 
 function hasSdkApprovalRequest(message: UIMessage): boolean {

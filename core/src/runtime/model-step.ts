@@ -54,11 +54,7 @@ export async function modelStep(
     typeof agent.instructions === "function" ? await agent.instructions(args) : agent.instructions;
   let messages: ModelMessage[];
   try {
-    messages = await rt.history.convert(
-      agent,
-      snapshot.messages.map((row) => row.message as UIMessage),
-      historyTools,
-    );
+    messages = await rt.history.convert(agent, threadId, snapshot.messages, historyTools);
   } catch (error) {
     throw new PaiError(
       "INTERNAL",
