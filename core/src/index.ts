@@ -117,8 +117,9 @@ export {
 export type { ToolFailure, ToolFailureDetails } from "./errors/tool-failure.js";
 export { toolFailureDetails } from "./errors/tool-failure.js";
 export { ToolInvocationError } from "./errors/tool-invocation-error.js";
-export type { JsonLimits, JsonObject, JsonPrimitive, JsonValue } from "./json/json-value.js";
 // JSON
+export { copyRows } from "./json/copy-rows.js";
+export type { JsonLimits, JsonObject, JsonPrimitive, JsonValue } from "./json/json-value.js";
 export { assertPlainKeys, DEFAULT_JSON_LIMITS, isJsonValue, normalizeJson } from "./json/json-value.js";
 export type { AgentManifest, ToolManifestEntry } from "./manifest/agent-manifest.js";
 export { agentManifest, toolManifestEntry } from "./manifest/agent-manifest.js";

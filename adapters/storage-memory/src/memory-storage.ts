@@ -15,8 +15,7 @@ import type {
   ThreadSnapshot,
   ToolDataRow,
 } from "@pai/core";
-import { commitLeaseProblem, PaiError } from "@pai/core";
-import { copyRows } from "./copy-rows.js";
+import { commitLeaseProblem, copyRows, PaiError } from "@pai/core";
 
 export type MemoryStorageOptions = {
   /** Shown in error messages; defaults to `"memory"`. */

@@ -4,7 +4,6 @@ import {
   type ModelMessage,
   experimental_streamLanguageModelCall as streamLanguageModelCall,
   type ToolSet,
-  type UIMessage,
 } from "ai";
 import { cachedSdkSchema } from "../definitions/cached-schema.js";
 import { resolveDeadline } from "../definitions/deadline.js";

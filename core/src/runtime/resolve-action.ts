@@ -2,6 +2,7 @@ import { validatingJsonSchema } from "../definitions/json-schema-validation.js";
 import { validateSchema } from "../definitions/schema.js";
 import { PaiError } from "../errors/pai-error.js";
 import { toolFailureDetails } from "../errors/tool-failure.js";
+import { copyRows } from "../json/copy-rows.js";
 import type { JsonValue } from "../json/json-value.js";
 import { decideResolve, matchesKind, type ResolveInput } from "../state/deciders/resolve-deciders.js";
 import type { ActionRow, ClientToolSnapshot, RunRow } from "../state/rows.js";
@@ -161,10 +162,10 @@ export async function resolveAction(
     const value = committed.value;
     if (value.type === "replayed") {
       if (claims) inflight.delete(action.toolCallId);
-      return { action: structuredClone(value.action), version: value.version };
+      return { action: copyRows(value.action), version: value.version };
     }
     // A copy: the committed snapshot stays cached for the run, and the caller owns what it gets.
-    return { action: structuredClone(value.action), version: committed.version };
+    return { action: copyRows(value.action), version: committed.version };
   } catch (error) {
     // On success the claim passes to the effect that finishes the call, which drops it when done.
     if (claims) inflight.delete(action.toolCallId);

@@ -1,4 +1,5 @@
 import { PaiError } from "../errors/pai-error.js";
+import { copyRows } from "../json/copy-rows.js";
 import type { JsonValue } from "../json/json-value.js";
 import type { StartRunInput } from "../state/deciders/run-deciders.js";
 import { decideCancelSchedule, decideCreateSchedule } from "../state/deciders/schedule-deciders.js";
@@ -72,7 +73,7 @@ export async function createSchedule(rt: ScheduleHost, input: CreateScheduleInpu
   const committed = await rt.writer.commit(input.threadId, (snapshot, now) =>
     decideCreateSchedule(snapshot, { scheduleId, timing, message: input.message, data }, now),
   );
-  return structuredClone(committed.value);
+  return copyRows(committed.value);
 }
 
 /** Cancels an active schedule (NOT_FOUND for an unknown id, CONFLICT once it ended). */
@@ -83,5 +84,5 @@ export async function cancelSchedule(
   const committed = await rt.writer.commit(input.threadId, (snapshot, now) =>
     decideCancelSchedule(snapshot, input.scheduleId, now),
   );
-  return structuredClone(committed.value);
+  return copyRows(committed.value);
 }

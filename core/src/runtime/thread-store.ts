@@ -1,4 +1,5 @@
 import { PaiError } from "../errors/pai-error.js";
+import { copyRows } from "../json/copy-rows.js";
 import type { NotifierV1 } from "../ports/notifier.js";
 import type { StorageCommit, StorageV1 } from "../ports/storage.js";
 import type { ThreadEvent } from "../state/events.js";
@@ -75,9 +76,7 @@ export class ThreadStore {
    */
   async read(threadId: string): Promise<ThreadSnapshot | null> {
     const snapshot = await this.load(threadId);
-    return snapshot !== null && this.#recent.get(threadId) === snapshot
-      ? structuredClone(snapshot)
-      : snapshot;
+    return snapshot !== null && this.#recent.get(threadId) === snapshot ? copyRows(snapshot) : snapshot;
   }
 
   /**

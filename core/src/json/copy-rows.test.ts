@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { copyRows } from "../src/copy-rows.js";
+import { copyRows } from "./copy-rows.js";
 
 /** Every object and array reachable from `value`, to check that a copy shares none of them. */
 function containers(value: unknown, found = new Set<object>()): Set<object> {

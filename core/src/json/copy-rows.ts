@@ -2,9 +2,10 @@
 const MAX_DEPTH = 200;
 
 /**
- * A deep copy of stored rows. Rows are plain JSON (see `@pai/core` rows), and copying plain
- * objects and arrays by hand costs a fraction of `structuredClone`'s serialize-and-parse
- * round trip, which dominated the memory adapter's share of a run. Anything that is not a
+ * A deep copy of stored rows (plain JSON), for a storage adapter or the runtime handing out
+ * rows a caller may change. Copying plain objects and arrays by hand costs a fraction of
+ * `structuredClone`'s serialize-and-parse round trip, which dominated the memory adapter's
+ * share of a run. Anything that is not a
  * plain object or array (a Date, a Map, a class instance) and anything nested implausibly
  * deep (possibly a cycle) goes to `structuredClone`, so the result never shares a mutable
  * object with the input, and values `structuredClone` refuses (functions) still throw.
