@@ -17,7 +17,7 @@ import {
 } from "./engines.ts";
 import { logFloor, measureSqlFloor, type SqlFloor } from "./floor.ts";
 import { benchGrowth } from "./growth.ts";
-import { benchSuspendResume, benchTwoStep } from "./latency.ts";
+import { benchSuspendResume, benchTwoStep, measureInProcessRows } from "./latency.ts";
 import { benchParked } from "./parked.ts";
 import { lines, log, results } from "./report.ts";
 import { benchRoundTrips } from "./round-trips.ts";
@@ -87,11 +87,15 @@ async function main() {
     results.growthRuns = runs;
     return finish(engines);
   }
+  // The in-process latency rows go first, before any SQL adapter's code runs (see measureInProcessRows).
+  const early = only
+    ? undefined
+    : await measureInProcessRows(engines.find((engine) => engine.name === "memory"));
   const floors = only ? new Map<string, SqlFloor>() : await benchFloors(engines);
-  if (!only) {
+  if (early) {
     await benchCommitStatement(engines, floors);
-    await benchTwoStep(engines, floors);
-    await benchSuspendResume(engines, floors);
+    await benchTwoStep(engines, floors, early);
+    await benchSuspendResume(engines, floors, early);
     await benchRoundTrips(engines);
     // Growth seeds thousands of messages per size: the in-process engines and Postgres show the trend.
     await benchGrowth(engines.filter((engine) => engine.name !== "sqlite" && engine.name !== "mariadb"));

@@ -7,6 +7,16 @@ import { createHTTPServer } from "@trpc/server/adapters/standalone";
 
 const t = initTRPC.create();
 
+/**
+ * A host's idle connections stay open for a minute. With Node's 5 s default, a flow measured
+ * after about 5 s of other tasks met the server closing the socket fetch was about to reuse
+ * (ECONNRESET), a race of the bench's pacing, not of PAI.
+ */
+function keptAlive<T extends { keepAliveTimeout: number }>(server: T): T {
+  server.keepAliveTimeout = 60_000;
+  return server;
+}
+
 /** A minimal host app: PAI's router on the host's own tRPC instance, served over loopback HTTP. */
 function hostRouter(pai: Pai, identity: unknown) {
   return t.router({
@@ -20,7 +30,7 @@ export type BenchHost = {
 };
 
 export async function startBenchHost(pai: Pai, identity: unknown): Promise<BenchHost> {
-  const server = createHTTPServer({ router: hostRouter(pai, identity) });
+  const server = keptAlive(createHTTPServer({ router: hostRouter(pai, identity) }));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   const client = createTRPCClient<ReturnType<typeof hostRouter>>({
@@ -48,7 +58,7 @@ const bareRouter = t.router({
 });
 
 export async function startBareTrpcHost() {
-  const server = createHTTPServer({ router: bareRouter });
+  const server = keptAlive(createHTTPServer({ router: bareRouter }));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   const client = createTRPCClient<typeof bareRouter>({

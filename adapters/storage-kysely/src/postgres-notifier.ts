@@ -203,7 +203,13 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
   };
 
   const encode = (message: NotifierMessage): string => {
-    const payload = JSON.stringify(message);
+    // A committed batch rides along only in process: every instance would parse it, and it would
+    // rarely fit a payload. Watchers read it from storage by version.
+    const sent: NotifierMessage =
+      message.type === "thread-advanced" && message.committed
+        ? { type: message.type, threadId: message.threadId, version: message.version }
+        : message;
+    const payload = JSON.stringify(sent);
     if (Buffer.byteLength(payload, "utf8") <= MAX_PAYLOAD_BYTES) return payload;
     return JSON.stringify({ type: "live-dropped", threadId: message.threadId.slice(0, 1000) });
   };

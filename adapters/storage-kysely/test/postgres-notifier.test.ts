@@ -98,6 +98,28 @@ describe.skipIf("skip" in engine)("postgresNotifier", () => {
     expect(messages).toEqual([{ type: "thread-advanced", threadId: "thread-big", version: 1 }]);
   });
 
+  it("sends thread-advanced without the committed batch a runtime attaches: other servers read it from storage", async () => {
+    const { messages, listener, until } = collector();
+    const unsubscribe = serverB.subscribe("thread-batch", listener);
+    await serverB.ready();
+    // A batch far larger than a NOTIFY payload: had it been sent, the message would be dropped.
+    const message = "x".repeat(20_000);
+    await serverA.publish({
+      type: "thread-advanced",
+      threadId: "thread-batch",
+      version: 7,
+      committed: {
+        createdAt: "2026-01-01T00:00:00.000Z",
+        events: [
+          { type: "thread-updated", thread: makeThreadRow({ threadId: "thread-batch", title: message }) },
+        ],
+      },
+    });
+    await until(1);
+    expect(messages).toEqual([{ type: "thread-advanced", threadId: "thread-batch", version: 7 }]);
+    unsubscribe();
+  });
+
   it("publishes thread-advanced for each commit of a storage given the notifier", async () => {
     if ("skip" in engine) return;
     await migrateToLatest(engine.db, { tablePrefix: engine.prefix });

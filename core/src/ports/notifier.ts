@@ -1,13 +1,24 @@
-import type { LiveEvent } from "../state/events.js";
+import type { LiveEvent, ThreadEvent } from "../state/events.js";
 
 export type NotifierMessage =
-  | { type: "thread-advanced"; threadId: string; version: number }
+  | {
+      type: "thread-advanced";
+      threadId: string;
+      version: number;
+      /**
+       * The batch that made this version, when the publisher has it and the message stays in the
+       * process (a watcher then needs no storage read). A notifier that crosses processes drops it:
+       * watchers there read the batch from storage, as they do whenever it is missing.
+       */
+      committed?: { events: ThreadEvent[]; createdAt: string };
+    }
   | { type: "live"; threadId: string; event: LiveEvent };
 
 /**
  * Fans out "thread X advanced to version N" and transient live events, within one process
  * (`createMemoryNotifier`) or across processes (Postgres LISTEN/NOTIFY in storage-kysely).
- * Delivery is best effort: watchers always re-read committed events from storage by version.
+ * Delivery is best effort: watchers take committed events by version, from the message when it
+ * carries the next batch and from storage otherwise.
  */
 export interface NotifierV1 {
   readonly specificationVersion: "v1";

@@ -203,7 +203,12 @@ export class ThreadStore {
           if (options.create) this.#keepRecent(threadId, next);
           if (this.storage.notifier !== this.notifier) {
             void this.notifier
-              .publish({ type: "thread-advanced", threadId, version: result.version })
+              .publish({
+                type: "thread-advanced",
+                threadId,
+                version: result.version,
+                committed: { events: transition.events, createdAt: now },
+              })
               .catch(() => undefined);
           }
           return { snapshot: next, version: result.version, events: transition.events };

@@ -1,3 +1,4 @@
+import { copyRows } from "../json/copy-rows.js";
 import type { NotifierMessage } from "../ports/notifier.js";
 import type { RuntimeCommands } from "../runtime/runtime-commands.js";
 import type { ThreadSnapshot } from "../state/snapshot.js";
@@ -18,9 +19,10 @@ function yieldToEventLoop(): Promise<void> {
 }
 
 /**
- * Committed events after `afterVersion` from storage, then live: every notification makes it
- * re-read storage from the last delivered version, so nothing is lost or duplicated even when
- * notifications are dropped or arrive out of order. Each read goes page by page
+ * Committed events after `afterVersion` from storage, then live: a notification that carries the
+ * next batch (an in-process notifier) is delivered as is; any other makes it re-read storage from
+ * the last delivered version, so nothing is lost or duplicated even when notifications are
+ * dropped or arrive out of order. Each read goes page by page
  * (`WATCH_REPLAY_PAGE_SIZE` batches, each page after the last delivered version) until a short
  * page shows the watcher has caught up; live events queued meanwhile follow, as before. A
  * watcher that hears nothing for `watchCatchUpMs` reads anyway, so a lost notification only
@@ -77,7 +79,20 @@ export async function* watchThread(
       while (queue.length > 0) {
         const message = queue.shift()!;
         if (message.type === "thread-advanced") {
-          if (message.version > delivered) needsRead = true;
+          if (message.version <= delivered) continue;
+          // The next batch, carried by an in-process notification: no storage read. A copy, since
+          // the events are the runtime's own rows and the watcher's caller may change what it gets.
+          if (!needsRead && message.committed && message.version === delivered + 1) {
+            delivered = message.version;
+            yield {
+              type: "committed",
+              threadId,
+              version: message.version,
+              events: copyRows(message.committed.events),
+              createdAt: message.committed.createdAt,
+            };
+            if (signal?.aborted) return;
+          } else needsRead = true;
         } else {
           yield { type: "live", threadId, event: message.event };
         }

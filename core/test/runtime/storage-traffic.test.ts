@@ -1,6 +1,6 @@
 import { defineAgent, defineTool, type StorageV1 } from "@pai/core";
 import { memoryStorage } from "@pai/storage-memory";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { internalsOf } from "../../src/pai/internals.js";
 import { createTestRuntime } from "../support/test-runtime.js";
@@ -141,6 +141,64 @@ describe("thread snapshots between turns", () => {
     expect(seen.thread.version).toBe((await shared.loadThread({ threadId }))!.thread.version);
     await first.close();
     await second.close();
+  });
+
+  it("a watcher in the process takes each batch from its notification: no storage read per commit", async () => {
+    const { storage } = countingReads(memoryStorage());
+    // The watcher reads page by page (with a limit); the runtime's own refreshes read without one.
+    const watcherReads = { count: 0 };
+    const readEvents = storage.readEvents;
+    storage.readEvents = (input) => {
+      if (input.limit !== undefined) watcherReads.count++;
+      return readEvents(input);
+    };
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { add } }),
+      storage,
+      model: [{ toolCalls: [{ toolName: "add", input: { a: 1, b: 2 } }] }, { text: "3" }],
+    });
+    const threadId = await t.createThread();
+    const initial = await t.snapshot(threadId);
+    const controller = new AbortController();
+    const committed: Array<{ version: number; events: unknown[]; createdAt: string }> = [];
+    const reading = (async () => {
+      for await (const event of t.pai.service.threads.watch({
+        identity: t.identity,
+        threadId,
+        afterVersion: initial.thread.version,
+        signal: controller.signal,
+      })) {
+        if (event.type !== "committed") continue;
+        committed.push(event);
+        // A caller that changes what it got must not change the runtime's rows.
+        for (const item of event.events) {
+          if (item.type === "message-upserted") (item.message as { role: string }).role = "changed";
+        }
+      }
+    })();
+    await vi.waitFor(() => expect(watcherReads.count).toBe(1));
+    await t.pai.service.threads.send({ identity: t.identity, threadId, message: { text: "1+2?" } });
+    await t.pai.waitForIdle(threadId);
+    const final = await t.snapshot(threadId);
+    await vi.waitFor(() => expect(committed.at(-1)?.version).toBe(final.thread.version));
+    controller.abort();
+    await reading;
+    // Only the watcher's first read: every commit of the run came with its batch.
+    expect(watcherReads.count).toBe(1);
+    expect(committed.map((batch) => batch.version)).toEqual(
+      Array.from(
+        { length: final.thread.version - initial.thread.version },
+        (_, i) => initial.thread.version + i + 1,
+      ),
+    );
+    const stored = await storage.readEvents({ threadId, afterVersion: initial.thread.version });
+    expect(committed.map((batch) => batch.events.length)).toEqual(stored.map((batch) => batch.events.length));
+    // The runtime's kept snapshot and the stored rows are untouched by the watcher's changes.
+    expect((await t.snapshot(threadId)).messages.map((row) => row.role)).toEqual(["user", "assistant"]);
+    expect(stored.flatMap((batch) => batch.events)).not.toContainEqual(
+      expect.objectContaining({ message: expect.objectContaining({ role: "changed" }) }),
+    );
+    await t.close();
   });
 
   it("sending to a thread this process just created or ran reads nothing first", async () => {
