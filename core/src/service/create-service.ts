@@ -129,16 +129,18 @@ export function createService<TIdentity, TAgent = unknown>(
     threadId: unknown,
     /**
      * `caller`: returned to the caller, so never an object the runtime keeps. `write`: only
-     * used for a version-guarded change, so a kept snapshot may stand in for a read.
+     * used for a version-guarded change, so a kept snapshot may stand in for a read. `scope`:
+     * only the thread's scope is checked, which never changes after creation (threads are not
+     * deleted or moved), so a kept snapshot stands in too.
      */
-    use: "check" | "caller" | "write" = "check",
+    use: "check" | "caller" | "write" | "scope" = "check",
   ): Promise<{ snapshot: ThreadSnapshot; scope: Scope }> => {
     const id = requireString(threadId, "threadId");
     const scope = await scopeOf(identity);
     const snapshot =
       use === "caller"
         ? await engine.store.read(id)
-        : use === "write"
+        : use === "write" || use === "scope"
           ? await engine.store.loadForWrite(id)
           : await engine.store.load(id);
     if (!snapshot || snapshot.thread.scopeKey !== scope.scopeKey) {
@@ -228,7 +230,12 @@ export function createService<TIdentity, TAgent = unknown>(
       watch({ identity, threadId, afterVersion, signal }) {
         // Checked on first iteration, like the thread's ownership.
         return (async function* () {
-          yield* watchThread(engine, () => ownThread(identity, threadId), versionOf(afterVersion), signal);
+          yield* watchThread(
+            engine,
+            () => ownThread(identity, threadId, "scope"),
+            versionOf(afterVersion),
+            signal,
+          );
         })();
       },
     },
@@ -312,7 +319,7 @@ export function createService<TIdentity, TAgent = unknown>(
         const scope = await scopeOf(identity);
         const files = engine.files;
         if (!files) throw new PaiError("NOT_FOUND", "This server has no file storage configured.");
-        if (threadId) await ownThread(identity, threadId);
+        if (threadId) await ownThread(identity, threadId, "scope");
         return files.save({
           scopeKey: scope.scopeKey,
           userKey: scope.userKey ?? null,
