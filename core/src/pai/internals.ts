@@ -9,6 +9,8 @@ export type RuntimeInternals = {
     readonly cachedThreads: number;
     readonly recentThreads: number;
   };
+  /** Threads whose last model-history conversion is kept (bounded; parked threads are dropped). */
+  readonly history: { readonly size: number };
   readonly notifier: NotifierV1;
   readonly capabilities: { readonly size: number };
   /** Cancels the thread's active run as a trusted operator would. */

@@ -13,13 +13,25 @@ export type HistoryRow = { readonly message: unknown };
  */
 export class ModelHistory {
   /** Keyed by the agent definition (its `toModelOutput` converters), then by stored message. */
-  readonly #byAgent = new WeakMap<object, AgentHistory>();
+  readonly #cache = new WeakMap<object, WeakMap<object, ModelMessage[] | "approval-request">>();
   /**
-   * Threads whose last conversion is kept, per agent. Kept per thread, not per agent: with runs
-   * of several threads taking turns, a single "previous conversion" never matched, and a step on
-   * a 1,000-message thread looked up every message again.
+   * The last conversion of each thread this process is driving, least recently converted first.
+   * Kept per thread, not per agent: with runs of several threads taking turns, a single
+   * "previous conversion" never matched, and a step on a 1,000-message thread looked every
+   * message up again. Bounded, and a thread that parks is forgotten (parked threads hold nothing).
    */
+  readonly #threads = new Map<string, ThreadHistory>();
   static readonly MAX_THREADS = 64;
+
+  /** Threads whose last conversion is kept. */
+  get size(): number {
+    return this.#threads.size;
+  }
+
+  /** Drops a thread's kept conversion (its run parked or ended). */
+  forget(threadId: string): void {
+    this.#threads.delete(threadId);
+  }
 
   async convert(
     agent: object,
@@ -27,15 +39,17 @@ export class ModelHistory {
     rows: readonly HistoryRow[],
     tools: ToolSet,
   ): Promise<ModelMessage[]> {
-    let history = this.#byAgent.get(agent);
-    if (!history) {
-      history = { cache: new WeakMap(), threads: new Map() };
-      this.#byAgent.set(agent, history);
+    let cache = this.#cache.get(agent);
+    if (!cache) {
+      cache = new WeakMap();
+      this.#cache.set(agent, cache);
     }
     // Taken out while converting (the conversion awaits): a concurrent step of the same thread
     // starts from an empty record instead of changing this one under it.
-    const last = history.threads.get(threadId) ?? { messages: [], ends: [], out: [] };
-    history.threads.delete(threadId);
+    const kept = this.#threads.get(threadId);
+    this.#threads.delete(threadId);
+    const last: ThreadHistory =
+      kept && kept.agent === agent ? kept : { agent, messages: [], ends: [], out: [] };
     // The longest run of messages the thread's last conversion started with (the same objects)
     // keeps its output; the rest is dropped in place and converted again from the cache.
     let shared = 0;
@@ -46,13 +60,13 @@ export class ModelHistory {
     last.messages.length = shared;
     for (let index = shared; index < rows.length; index++) {
       const message = rows[index]!.message as UIMessage;
-      let converted = history.cache.get(message);
+      let converted = cache.get(message);
       if (!converted) {
         // A message's parts are scanned once, when it is first converted, not on every step.
         converted = hasSdkApprovalRequest(message)
           ? "approval-request"
           : await convertToModelMessages([message], { tools });
-        history.cache.set(message, converted);
+        cache.set(message, converted);
       }
       if (converted === "approval-request") {
         return convertToModelMessages(
@@ -64,21 +78,18 @@ export class ModelHistory {
       last.ends.push(last.out.length);
       last.messages.push(message);
     }
-    history.threads.set(threadId, last);
-    if (history.threads.size > ModelHistory.MAX_THREADS) {
-      const oldest = history.threads.keys().next().value;
-      if (oldest !== undefined) history.threads.delete(oldest);
+    this.#threads.set(threadId, last);
+    if (this.#threads.size > ModelHistory.MAX_THREADS) {
+      const oldest = this.#threads.keys().next().value;
+      if (oldest !== undefined) this.#threads.delete(oldest);
     }
     // The caller gets its own array; the kept one must not change.
     return last.out.slice();
   }
 }
 
-type AgentHistory = {
-  cache: WeakMap<object, ModelMessage[] | "approval-request">;
-  /** Each thread's last conversion (least recently converted first): its stored messages, where each one's model messages end, and the output. */
-  threads: Map<string, { messages: unknown[]; ends: number[]; out: ModelMessage[] }>;
-};
+/** A thread's last conversion: its stored messages, where each one's model messages end, and the output. */
+type ThreadHistory = { agent: object; messages: unknown[]; ends: number[]; out: ModelMessage[] };
 
 function hasSdkApprovalRequest(message: UIMessage): boolean {
   return message.parts.some((part) => (part as { state?: string }).state === "approval-requested");

@@ -182,6 +182,7 @@ export class RunDriver {
     this.rt.leases.releaseNotNeeded(runId);
     this.rt.capabilities.threadIdle(snapshot.thread.scopeKey, snapshot.thread.threadId);
     this.rt.registry.forget(runId);
+    this.rt.history.forget(snapshot.thread.threadId);
   }
 
   async finishRun(threadId: string, runId: string, status: "completed" | "failed", error: string | null) {

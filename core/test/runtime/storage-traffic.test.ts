@@ -272,6 +272,8 @@ describe("thread snapshots between turns", () => {
     expect(parked.runs.at(-1)?.status).toBe("waiting");
     expect(internalsOf(t.pai).store.cachedThreads).toBe(0);
     expect(internalsOf(t.pai).store.recentThreads).toBe(0);
+    // Nor is the model history its step converted.
+    expect(internalsOf(t.pai).history.size).toBe(0);
     await t.close();
   });
 
@@ -283,6 +285,7 @@ describe("thread snapshots between turns", () => {
     for (let index = 0; index < 70; index++) await t.send(await t.createThread(), "hi");
     expect(internalsOf(t.pai).store.cachedThreads).toBe(0);
     expect(internalsOf(t.pai).store.recentThreads).toBe(64);
+    expect(internalsOf(t.pai).history.size).toBe(64);
     await t.close();
   });
 });
