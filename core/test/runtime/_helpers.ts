@@ -1,3 +1,4 @@
+import type { WatchEvent } from "@pai/core";
 import type { ScriptedModel, TestRuntime } from "@pai/core/testing";
 
 /** A promise with its resolver, for tests that must act while a tool is running. */
@@ -42,5 +43,33 @@ export function steppingClock(start = Date.parse("2030-01-01T00:00:00.000Z")) {
   return () => {
     now += 1000;
     return new Date(now);
+  };
+}
+
+/**
+ * Watches a thread from `afterVersion` in the background, handing every event to `onEvent`;
+ * `stop()` aborts the watch and waits until it has ended.
+ */
+export function watchInBackground(
+  runtime: TestRuntime<any>,
+  threadId: string,
+  afterVersion: number,
+  onEvent: (event: WatchEvent) => void,
+): { stop(): Promise<void> } {
+  const controller = new AbortController();
+  const consumer = (async () => {
+    for await (const event of runtime.pai.service.threads.watch({
+      identity: runtime.identity,
+      threadId,
+      afterVersion,
+      signal: controller.signal,
+    }))
+      onEvent(event);
+  })();
+  return {
+    async stop() {
+      controller.abort();
+      await consumer;
+    },
   };
 }

@@ -12,7 +12,7 @@ import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { internalsOf } from "../../src/pai/internals.js";
 import { createTestRuntime } from "../support/test-runtime.js";
-import { deferred, scripted, toolResultFor } from "./_helpers.js";
+import { deferred, scripted, toolResultFor, watchInBackground } from "./_helpers.js";
 
 const approve = defineTool({
   id: "test.approve.v1",
@@ -203,25 +203,16 @@ describe("service", () => {
     });
     const threadId = await t.createThread();
     const initial = await t.snapshot(threadId);
-    const controller = new AbortController();
     const versions: number[] = [];
-    const consumer = (async () => {
-      for await (const event of t.pai.service.threads.watch({
-        identity: t.identity,
-        threadId,
-        afterVersion: initial.thread.version,
-        signal: controller.signal,
-      })) {
-        if (event.type === "committed") versions.push(event.version);
-      }
-    })();
+    const watch = watchInBackground(t, threadId, initial.thread.version, (event) => {
+      if (event.type === "committed") versions.push(event.version);
+    });
     await subscribed.promise;
     await t.send(threadId, "hi");
     const final = await t.snapshot(threadId);
     expect(final.runs.at(-1)?.status).toBe("completed");
     await vi.waitFor(() => expect(versions.at(-1)).toBe(final.thread.version), { timeout: 2000 });
-    controller.abort();
-    await consumer;
+    await watch.stop();
     expect(versions).toEqual([...versions].sort((a, b) => a - b));
     expect(new Set(versions).size).toBe(versions.length);
   });
@@ -244,18 +235,8 @@ describe("service", () => {
     const threadId = await t.createThread();
     const initial = await t.snapshot(threadId);
 
-    const controller = new AbortController();
     const events: WatchEvent[] = [];
-    const consumer = (async () => {
-      for await (const event of t.pai.service.threads.watch({
-        identity: t.identity,
-        threadId,
-        afterVersion: initial.thread.version,
-        signal: controller.signal,
-      })) {
-        events.push(event);
-      }
-    })();
+    const watch = watchInBackground(t, threadId, initial.thread.version, (event) => events.push(event));
     await subscribed;
 
     await t.send(threadId, "ship it");
@@ -266,8 +247,7 @@ describe("service", () => {
         events.some((event) => event.type === "committed" && event.version === final.thread.version),
       ).toBe(true);
     });
-    controller.abort();
-    await consumer;
+    await watch.stop();
 
     const committed = events.filter(
       (event): event is Extract<WatchEvent, { type: "committed" }> => event.type === "committed",

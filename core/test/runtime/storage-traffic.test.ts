@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { internalsOf } from "../../src/pai/internals.js";
 import { createTestRuntime } from "../support/test-runtime.js";
-import { scripted } from "./_helpers.js";
+import { scripted, watchInBackground } from "./_helpers.js";
 
 const add = defineTool({
   id: "test.add.v1",
@@ -159,30 +159,21 @@ describe("thread snapshots between turns", () => {
     });
     const threadId = await t.createThread();
     const initial = await t.snapshot(threadId);
-    const controller = new AbortController();
     const committed: Array<{ version: number; events: unknown[]; createdAt: string }> = [];
-    const reading = (async () => {
-      for await (const event of t.pai.service.threads.watch({
-        identity: t.identity,
-        threadId,
-        afterVersion: initial.thread.version,
-        signal: controller.signal,
-      })) {
-        if (event.type !== "committed") continue;
-        committed.push(event);
-        // A caller that changes what it got must not change the runtime's rows.
-        for (const item of event.events) {
-          if (item.type === "message-upserted") (item.message as { role: string }).role = "changed";
-        }
+    const watch = watchInBackground(t, threadId, initial.thread.version, (event) => {
+      if (event.type !== "committed") return;
+      committed.push(event);
+      // A caller that changes what it got must not change the runtime's rows.
+      for (const item of event.events) {
+        if (item.type === "message-upserted") (item.message as { role: string }).role = "changed";
       }
-    })();
+    });
     await vi.waitFor(() => expect(watcherReads.count).toBe(1));
     await t.pai.service.threads.send({ identity: t.identity, threadId, message: { text: "1+2?" } });
     await t.pai.waitForIdle(threadId);
     const final = await t.snapshot(threadId);
     await vi.waitFor(() => expect(committed.at(-1)?.version).toBe(final.thread.version));
-    controller.abort();
-    await reading;
+    await watch.stop();
     // Only the watcher's first read: every commit of the run came with its batch.
     expect(watcherReads.count).toBe(1);
     expect(committed.map((batch) => batch.version)).toEqual(
