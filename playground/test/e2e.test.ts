@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import type { BrowserContext, Locator, Page } from "playwright-core";
+import type { BrowserContext, Locator, Page, Request } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM, hasChromium, launchChromium, shownHints } from "./chromium.js";
 import { freePort, PlaygroundProcess } from "./playground-process.js";
@@ -32,6 +32,7 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
   let profileDir: string;
   let shot = 0;
   const consoleLines: string[] = [];
+  const inFlight = new Set<Request>();
 
   const screenshot = (name: string) =>
     page.screenshot({
@@ -62,10 +63,24 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
     page.setDefaultTimeout(STEP_MS);
     page.on("console", (message) => consoleLines.push(`[${message.type()}] ${message.text()}`));
     page.on("pageerror", (error) => consoleLines.push(`[pageerror] ${error.message}`));
+    // Requests still unanswered when the suite ends point at a hung call rather than a slow UI.
+    page.on("request", (request) => inFlight.add(request));
+    page.on("requestfinished", (request) => inFlight.delete(request));
+    page.on("requestfailed", (request) => {
+      inFlight.delete(request);
+      consoleLines.push(
+        `[requestfailed] ${request.method()} ${request.url()}: ${request.failure()?.errorText}`,
+      );
+    });
   }, 300_000);
 
   afterAll(async () => {
     // The browser console and the server output, for diagnosing a failure after the fact.
+    for (const request of inFlight) {
+      consoleLines.push(
+        `[unanswered] ${request.method()} ${request.url()} ${request.postData()?.slice(0, 300) ?? ""}`,
+      );
+    }
     await writeFile(join(artifacts, "browser-console.log"), consoleLines.join("\n"));
     await writeFile(join(artifacts, "server.log"), server?.output ?? "");
     if (page && !page.isClosed()) await screenshot("final").catch(() => undefined);
