@@ -1,10 +1,4 @@
-import {
-  jsonSchema,
-  type LanguageModel,
-  type ModelMessage,
-  experimental_streamLanguageModelCall as streamLanguageModelCall,
-  type ToolSet,
-} from "ai";
+import { jsonSchema, type LanguageModel, type ModelMessage, type ToolSet } from "ai";
 import { cachedSdkSchema } from "../definitions/cached-schema.js";
 import { resolveDeadline } from "../definitions/deadline.js";
 import { getErrorMessage, PaiError } from "../errors/pai-error.js";
@@ -19,6 +13,7 @@ import {
 import type { RunRow } from "../state/rows.js";
 import type { ThreadSnapshot } from "../state/snapshot.js";
 import type { RuntimeAgentDefinition } from "./definition-shapes.js";
+import { type ModelCallPart, streamModelCall } from "./model-call.js";
 import type { RequestContext } from "./request-context.js";
 import type { Committed } from "./run-writer.js";
 import type { RegisteredAgent, RuntimeCore } from "./runtime-core.js";
@@ -77,16 +72,16 @@ export async function modelStep(
     provider: typeof model === "string" ? "gateway" : model.provider,
     modelId: typeof model === "string" ? model : model.modelId,
   });
-  // One model call per step: PAI owns the loop, so it uses the SDK's single-call streaming
-  // primitive rather than streamText's multi-step machinery (about 3x cheaper per step).
-  const result = await streamLanguageModelCall({
+  // One model call per step: PAI owns the loop, so it makes single calls rather than going
+  // through streamText's multi-step machinery.
+  const stream = await streamModelCall({
     model,
-    ...(instructions ? { instructions } : {}),
+    instructions,
     messages,
     tools: modelTools,
     abortSignal: request.signal,
   });
-  const { collected, toolCalls, streamError } = await collectStream(result.stream, {
+  const { collected, toolCalls, streamError } = await collectStream(stream, {
     isRegistered: (name) => Boolean(agent.tools[name]),
     onDelta: (kind, delta, blockId) =>
       live({
@@ -248,7 +243,7 @@ async function prepareTools(
 
 /** Folds a model call's stream into text/reasoning blocks and tool calls, in stream order. */
 async function collectStream(
-  stream: AsyncIterable<{ type: string } & Record<string, unknown>>,
+  stream: AsyncIterable<ModelCallPart>,
   options: {
     isRegistered: (toolName: string) => boolean;
     onDelta: (kind: "text" | "reasoning", delta: string, blockId: string) => void;
@@ -259,9 +254,11 @@ async function collectStream(
   const calls = new Map<string, Extract<CollectedStep[number], { kind: "tool" }>>();
   let streamError: unknown;
   // A later event of the same call (tool-error after tool-call) replaces it in place.
-  const setCall = (part: Record<string, unknown>, errorText: string | undefined) => {
-    const toolCallId = part.toolCallId as string;
-    const toolName = part.toolName as string;
+  const setCall = (
+    part: Extract<ModelCallPart, { type: "tool-call" | "tool-error" }>,
+    errorText: string | undefined,
+  ) => {
+    const { toolCallId, toolName } = part;
     const next: Extract<CollectedStep[number], { kind: "tool" }> = {
       kind: "tool",
       toolCallId,
@@ -280,15 +277,15 @@ async function collectStream(
       case "text-delta":
       case "reasoning-delta": {
         const kind = part.type === "text-delta" ? "text" : "reasoning";
-        const key = `${kind}:${part.id as string}`;
+        const key = `${kind}:${part.id}`;
         let block = blocks.get(key);
         if (!block) {
           block = { kind, text: "" };
           blocks.set(key, block);
           collected.push(block);
         }
-        block.text += part.text as string;
-        options.onDelta(kind, part.text as string, part.id as string);
+        block.text += part.text;
+        options.onDelta(kind, part.text, part.id);
         break;
       }
       case "tool-call":
