@@ -19,17 +19,36 @@ function percentile(sorted: number[], p: number): number {
  * reports median and p95 computed from the raw samples. The warm-up is long on purpose: a PAI
  * run touches far more code than one bare `generateText`, and V8 needs thousands of runs to
  * optimize it all; a 300 ms warm-up measured JIT tiers, not steady state.
+ *
+ * `interleave: true` runs the tasks in turns instead: 200 ms of each task per round, in a
+ * rotating order, for the same total budget, dropping each turn's first iterations. Tasks
+ * compared as a ratio (PAI against the bare SDK doing the same work) then see the same machine:
+ * on shared cores whose speed drifts within seconds, task-after-task medians moved the ratio by
+ * more than the differences measured. Turns rather than single iterations, because one
+ * iteration of a task measures what the one before it left behind (an HTTP round trip's socket
+ * work, a larger task's garbage) as much as itself.
  */
 export async function measure(
   tasks: Array<{ name: string; fn: () => Promise<unknown> }>,
-  options: { time?: number; iterations?: number; warmupIterations?: number; warmupTime?: number } = {},
+  options: {
+    time?: number;
+    iterations?: number;
+    warmupIterations?: number;
+    warmupTime?: number;
+    interleave?: boolean;
+  } = {},
 ): Promise<Measurement[]> {
-  const bench = new Bench({
-    time: options.time ?? 1500,
-    iterations: options.iterations ?? 30,
-    warmupIterations: options.warmupIterations ?? 20,
-    warmupTime: options.warmupTime ?? 3000,
-  });
+  const time = options.time ?? 1500;
+  const iterations = options.iterations ?? 30;
+  const warmupIterations = options.warmupIterations ?? 20;
+  const warmupTime = options.warmupTime ?? 3000;
+  if (options.interleave) {
+    await rounds(tasks, warmupTime * tasks.length, warmupIterations);
+    const samples = tasks.map((): number[] => []);
+    await rounds(tasks, time * tasks.length, iterations, samples);
+    return tasks.map((task, index) => summarize(task.name, samples[index] ?? []));
+  }
+  const bench = new Bench({ time, iterations, warmupIterations, warmupTime });
   for (const task of tasks) bench.add(task.name, task.fn);
   await bench.warmup();
   await bench.run();
@@ -38,6 +57,39 @@ export async function measure(
     if (result?.error) throw result.error;
     return summarize(task.name, result?.samples ?? []);
   });
+}
+
+/** How long each task runs in one turn of an interleaved measurement. */
+const BLOCK_MS = 200;
+/** Iterations dropped at the start of each block: what the previous task left running (sockets, timers, garbage) lands there. */
+const SETTLE_ITERATIONS = 5;
+
+/** Rounds of one block per task (the order rotates each round) until both budgets are spent. */
+async function rounds(
+  tasks: Array<{ fn: () => Promise<unknown> }>,
+  budgetMs: number,
+  minRounds: number,
+  samples?: number[][],
+) {
+  const start = performance.now();
+  const counts = tasks.map(() => 0);
+  for (let round = 0; Math.min(...counts) < minRounds || performance.now() - start < budgetMs; round++) {
+    for (let offset = 0; offset < tasks.length; offset++) {
+      const index = (round + offset) % tasks.length;
+      const blockStart = performance.now();
+      for (
+        let iteration = 0;
+        iteration < SETTLE_ITERATIONS || performance.now() - blockStart < BLOCK_MS;
+        iteration++
+      ) {
+        const began = performance.now();
+        await tasks[index]!.fn();
+        if (iteration < SETTLE_ITERATIONS) continue;
+        samples?.[index]!.push(performance.now() - began);
+        counts[index]!++;
+      }
+    }
+  }
 }
 
 /** Median, p95 and mean of raw samples (ms), as `measure` reports them. */

@@ -67,42 +67,48 @@ export async function measureInProcessRows(memory: BenchEngine | undefined): Pro
   const bareModel = turnModel("add");
   const plain = memory ? runtimeOn(memory.storage, "add") : undefined;
   const watched = memory ? runtimeOn(memory.storage, "add") : undefined;
-  const twoStep = await measure([
-    {
-      name: "bare AI SDK generateText (2 steps)",
-      fn: () =>
-        generateText({ model: bareModel, tools: bareAddTools, prompt: "1+2?", stopWhen: stepCountIs(2) }),
-    },
-    {
-      name: "bare AI SDK streamText (2 steps)",
-      fn: async () => {
-        await streamText({
-          model: bareModel,
-          tools: bareAddTools,
-          prompt: "1+2?",
-          stopWhen: stepCountIs(2),
-        }).consumeStream();
+  const twoStep = await measure(
+    [
+      {
+        name: "bare AI SDK generateText (2 steps)",
+        fn: () =>
+          generateText({ model: bareModel, tools: bareAddTools, prompt: "1+2?", stopWhen: stepCountIs(2) }),
       },
-    },
-    ...(plain ? [{ name: "PAI two-step run (memory)", fn: () => twoStepRun(plain) }] : []),
-    ...(watched
-      ? [{ name: "PAI two-step run, live watcher (memory)", fn: () => watchedTwoStepRun(watched) }]
-      : []),
-  ]);
+      {
+        name: "bare AI SDK streamText (2 steps)",
+        fn: async () => {
+          await streamText({
+            model: bareModel,
+            tools: bareAddTools,
+            prompt: "1+2?",
+            stopWhen: stepCountIs(2),
+          }).consumeStream();
+        },
+      },
+      ...(plain ? [{ name: "PAI two-step run (memory)", fn: () => twoStepRun(plain) }] : []),
+      ...(watched
+        ? [{ name: "PAI two-step run, live watcher (memory)", fn: () => watchedTwoStepRun(watched) }]
+        : []),
+    ],
+    { interleave: true },
+  );
   await plain?.close();
   await watched?.close();
   const approving = memory ? runtimeOn(memory.storage, "approve") : undefined;
   const host = approving ? await startBenchHost(approving, identity) : undefined;
   const bareTrpc = await startBareTrpcHost();
   await warmHttp([bareTrpc.flow, ...(host && approving ? [() => overHttp(approving, host)] : [])]);
-  const roundTrips = await measure([
-    { name: "bare AI SDK approval round trip", fn: bareApproval },
-    ...(approving ? [{ name: "PAI suspend->resume (memory)", fn: () => suspendResume(approving) }] : []),
-    { name: "bare tRPC HTTP, 4 no-op requests", fn: bareTrpc.flow },
-    ...(host && approving
-      ? [{ name: "PAI suspend->resume tRPC HTTP (memory)", fn: () => overHttp(approving, host) }]
-      : []),
-  ]);
+  const roundTrips = await measure(
+    [
+      { name: "bare AI SDK approval round trip", fn: bareApproval },
+      ...(approving ? [{ name: "PAI suspend->resume (memory)", fn: () => suspendResume(approving) }] : []),
+      { name: "bare tRPC HTTP, 4 no-op requests", fn: bareTrpc.flow },
+      ...(host && approving
+        ? [{ name: "PAI suspend->resume tRPC HTTP (memory)", fn: () => overHttp(approving, host) }]
+        : []),
+    ],
+    { interleave: true },
+  );
   return {
     twoStep,
     suspendResume: roundTrips,
