@@ -137,7 +137,9 @@ export function commitStep(
       `Run ${input.runId} advanced to step ${run.step} while step ${input.expectedStep + 1} was prepared; the step is dropped.`,
     );
   }
-  const existing = findMessage(snapshot, input.messageId);
+  // A run's first step starts its message (searching a long thread for an id that cannot be
+  // there cost a scan of every message); later steps append to it, found near the end.
+  const existing = run.messageId === null ? undefined : findMessage(snapshot, input.messageId);
   let message: MessageRow = existing
     ? {
         ...existing,
