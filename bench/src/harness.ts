@@ -85,7 +85,7 @@ async function rounds(
         const began = performance.now();
         await tasks[index]!.fn();
         if (iteration < SETTLE_ITERATIONS) continue;
-        samples?.[index]!.push(performance.now() - began);
+        samples?.[index]?.push(performance.now() - began);
         counts[index]!++;
       }
     }
