@@ -127,12 +127,14 @@ describe("ModelHistory", () => {
       index % 2 === 0 ? user(`u${index}`, `q${index}`) : assistant(`a${index}`, index),
     );
     const short = [user("s1", "hi")];
-    await history.convert(agent, "long", rows(long), tools);
+    // A snapshot keeps its row objects when a commit adds a row, as these rows do.
+    const longRows = rows(long);
+    await history.convert(agent, "long", longRows, tools);
     await history.convert(agent, "short", rows(short), tools);
     const grown = [...long, user("next", "and now?")];
     const lookups = vi.spyOn(WeakMap.prototype, "get");
     try {
-      const out = await history.convert(agent, "long", rows(grown), tools);
+      const out = await history.convert(agent, "long", [...longRows, ...rows(grown.slice(-1))], tools);
       expect(out).toEqual(await convertToModelMessages(grown, { tools }));
       // Only the new message is looked up: the 200 kept ones are not.
       const kept = new Set<unknown>(long);

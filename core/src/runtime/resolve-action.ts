@@ -200,7 +200,7 @@ function submitSchema(
 }
 
 export function findCallInput(snapshot: ThreadSnapshot, action: ActionRow): unknown {
-  const tail = snapshot.messages.find((message) => message.messageId === action.messageId);
+  const tail = snapshot.messages.findLast((message) => message.messageId === action.messageId);
   return tail ? findToolPart(tail.message, action.toolCallId)?.part.input : undefined;
 }
 

@@ -187,7 +187,7 @@ export function decideNextMove(
 /** A step that produced no tool calls ends the run. */
 function lastStepFinished(snapshot: ThreadSnapshot, run: RunRow): boolean {
   if (run.step === 0 || !run.messageId) return false;
-  const tail = snapshot.messages.find((message) => message.messageId === run.messageId);
+  const tail = snapshot.messages.findLast((message) => message.messageId === run.messageId);
   if (!tail) return false;
   const parts = tail.message.parts as Array<{ type: string }>;
   const lastStart = parts.map((part) => part.type).lastIndexOf("step-start");
