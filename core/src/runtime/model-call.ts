@@ -6,7 +6,10 @@ import {
 } from "ai";
 import * as sdkInternal from "ai/internal";
 
-/** What a model step needs from one model call's stream (other parts are not passed on). */
+/**
+ * The parts of one model call's stream that a step reads. The direct path yields only these;
+ * the public primitive also yields parts a step ignores (`other` stands for them).
+ */
 export type ModelCallPart =
   | { type: "text-delta" | "reasoning-delta"; id: string; text: string }
   | {
@@ -16,6 +19,7 @@ export type ModelCallPart =
       input: unknown;
       invalid?: boolean;
       error?: unknown;
+      providerExecuted?: boolean;
     }
   | { type: "tool-error"; toolCallId: string; toolName: string; input: unknown; error: unknown }
   | { type: "error"; error: unknown }
@@ -148,7 +152,7 @@ async function* readParts(
           yield { type: part.type, id: part.id as string, text: part.delta as string };
           break;
         case "tool-call": {
-          let parsed: Extract<ModelCallPart, { type: "tool-call" }> & { providerExecuted?: boolean };
+          let parsed: Extract<ModelCallPart, { type: "tool-call" }>;
           try {
             parsed = await sdk.parseToolCall({
               toolCall: part,
