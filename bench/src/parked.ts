@@ -3,7 +3,8 @@ import { internalsOf } from "@pai/core/testing";
 
 /**
  * The parked-threads table: heap growth while `count` threads each wait on a pending action, the
- * runtime's own share (what is freed when it is dropped), and the snapshots it still holds.
+ * runtime's own share (what is freed when it is dropped), and the snapshots it still holds: none of
+ * driven threads, and at most 64 of the threads it ran last (kept to answer them quickly).
  */
 const identity = { scopeKey: "bench", userKey: "bench-user" };
 
@@ -49,6 +50,6 @@ export async function benchParked(create: () => Pai, engine: string, count: numb
     heapDeltaMiB: (after - before) / 2 ** 20,
     runtimeHeldMiB: (after - withoutRuntime) / 2 ** 20,
     cachedSnapshots: held,
-    recentIdleSnapshots: recent,
+    recentSnapshots: recent,
   };
 }

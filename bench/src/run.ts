@@ -109,10 +109,10 @@ async function main() {
   log();
   log("### Parked threads (each waiting on a pending action)");
   log(
-    "| engine   | threads | heap delta MiB | of which the runtime's MiB | snapshots of parked threads held | idle-thread snapshots held |",
+    "| engine   | threads | heap delta MiB | of which the runtime's MiB | snapshots of driven threads held | recent-thread snapshots kept (at most 64) |",
   );
   log(
-    "|----------|--------:|---------------:|---------------------------:|---------------------------------:|---------------------------:|",
+    "|----------|--------:|---------------:|---------------------------:|---------------------------------:|------------------------------------------:|",
   );
   const parked: unknown[] = [];
   for (const engine of engines.filter(
@@ -121,7 +121,7 @@ async function main() {
     const result = await benchParked(() => runtimeOn(engine.storage, "approve", engine), engine.name, 10_000);
     parked.push(result);
     log(
-      `| ${result.engine.padEnd(8)} | ${String(result.threads).padStart(7)} | ${result.heapDeltaMiB.toFixed(1).padStart(14)} | ${result.runtimeHeldMiB.toFixed(1).padStart(26)} | ${String(result.cachedSnapshots).padStart(32)} | ${String(result.recentIdleSnapshots).padStart(26)} |`,
+      `| ${result.engine.padEnd(8)} | ${String(result.threads).padStart(7)} | ${result.heapDeltaMiB.toFixed(1).padStart(14)} | ${result.runtimeHeldMiB.toFixed(1).padStart(26)} | ${String(result.cachedSnapshots).padStart(32)} | ${String(result.recentSnapshots).padStart(41)} |`,
     );
   }
   results.parked = parked;

@@ -16,7 +16,7 @@ import { planCommit } from "./commit-plan.js";
 import { type DialectFamily, pickSqlFamily } from "./dialect-family.js";
 import { errorFields, type StatementScope } from "./families/sql-family.js";
 import { plainStatements, postgresStatements } from "./prepared-statements.js";
-import { decodeCursor, encodeCursor, RowCodec } from "./row-codec.js";
+import { type DbRow, decodeCursor, encodeCursor, RowCodec } from "./row-codec.js";
 import { DEFAULT_TABLE_PREFIX, type TableNames, tableNames } from "./table-names.js";
 import { insertIfAbsent } from "./transactional-statements.js";
 
@@ -110,6 +110,24 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
       : plainStatements(db),
   };
 
+  const eventTexts: { all?: string; limited?: string } = {};
+  /** The event-log read's text, compiled once; the limit is a parameter. */
+  const readEventsText = (limited: boolean): string => {
+    const key = limited ? "limited" : "all";
+    let text = eventTexts[key];
+    if (text === undefined) {
+      const query = db
+        .selectFrom(t.threadEvents)
+        .selectAll()
+        .where("thread_id", "=", "")
+        .where("version", ">", 0)
+        .orderBy("version");
+      text = (limited ? query.limit(1) : query).compile().sql;
+      eventTexts[key] = text;
+    }
+    return text;
+  };
+
   /** Turns driver errors into messages that say what to do next. */
   async function guarded<T>(what: string, run: () => Promise<T>): Promise<T> {
     try {
@@ -191,16 +209,15 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
     },
 
     async readEvents({ threadId, afterVersion, limit }): Promise<StoredThreadEvents[]> {
+      const bounded = limit === undefined ? undefined : positiveLimit(limit, "readEvents");
       return guarded(`Reading events of thread "${threadId}"`, async () => {
-        let query = db
-          .selectFrom(t.threadEvents)
-          .selectAll()
-          .where("thread_id", "=", threadId)
-          .where("version", ">", afterVersion)
-          .orderBy("version");
-        if (limit !== undefined) query = query.limit(positiveLimit(limit, "readEvents"));
-        const rows = await query.execute();
-        return rows.map((row) => codec.storedEvents(row));
+        // Sent like the thread read (prepared on Postgres): a runtime refreshes the threads it
+        // keeps with this read, so it is on the path of most turns and of every answer.
+        const text = readEventsText(bounded !== undefined);
+        const parameters =
+          bounded === undefined ? [threadId, afterVersion] : [threadId, afterVersion, bounded];
+        const result = await scope.send<DbRow>(text, parameters);
+        return result.rows.map((row) => codec.storedEvents(row));
       });
     },
 

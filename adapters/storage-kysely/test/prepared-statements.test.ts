@@ -36,6 +36,12 @@ async function oneConnection(
       const { rows } = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(db);
       return rows.map((row) => row.name).filter((name) => name.startsWith("pai_"));
     },
+    async preparedTexts(): Promise<string[]> {
+      const { rows } = await sql<{ name: string; statement: string }>`
+        select name, statement from pg_prepared_statements`.execute(db);
+      return rows.filter((row) => row.name.startsWith("pai_")).map((row) => row.statement);
+    },
+    events: tableNames(prefix).threadEvents,
     async dispose() {
       for (const table of Object.values(tableNames(prefix)))
         await db.schema.dropTable(table).ifExists().execute();
@@ -61,6 +67,12 @@ async function useThread(storage: ReturnType<typeof kyselyStorage>) {
   expect(snapshot?.thread.version).toBe(2);
   expect(snapshot?.messages.map((row) => row.messageId)).toEqual(["m1"]);
   expect(await storage.loadThread({ threadId: "missing" })).toBeNull();
+  // The event-log read a runtime refreshes kept threads with, with and without a limit.
+  expect((await storage.readEvents({ threadId, afterVersion: 1 })).map((row) => row.version)).toEqual([2]);
+  expect(
+    (await storage.readEvents({ threadId, afterVersion: 0, limit: 1 })).map((row) => row.version),
+  ).toEqual([1]);
+  expect(await storage.readEvents({ threadId, afterVersion: 2 })).toEqual([]);
 }
 
 describe("prepared statements on Postgres", () => {
@@ -76,8 +88,13 @@ describe("prepared statements on Postgres", () => {
     try {
       await useThread(engine.storage);
       await useThread(engine.storage);
-      // The commit shapes (insert, update) and the thread read, each prepared once on the connection.
-      expect((await engine.prepared()).length).toBeGreaterThanOrEqual(3);
+      // The commit shapes (insert, update), the thread read and the event-log reads, each
+      // prepared once on the connection.
+      expect((await engine.prepared()).length).toBeGreaterThanOrEqual(5);
+      const eventReads = (await engine.preparedTexts()).filter(
+        (text) => text.includes(`from "${engine.events}"`) && !/^\s*with/.test(text),
+      );
+      expect(eventReads).toHaveLength(2);
       // Query loggers still get the statement text.
       const commits = log.filter((event) => /^\s*with t as/.test(String(event.query.sql)));
       expect(commits.length).toBeGreaterThan(0);

@@ -163,20 +163,23 @@ describe("ModelHistory", () => {
     );
   });
 
-  it("forgets a thread: its next conversion starts over, from the per-message cache", async () => {
+  it("a thread that gave way to newer ones starts over, from the per-message cache", async () => {
     const { tools, counter } = toolsCounting();
     const agent = {};
     const history = new ModelHistory();
     const messages = [user("u1", "hi"), assistant("a1", 1), user("u2", "again")];
     await history.convert(agent, "t", rows(messages), tools);
     expect(history.size).toBe(1);
-    history.forget("t");
-    expect(history.size).toBe(0);
+    const other = [user("o1", "other")];
+    for (let index = 0; index < ModelHistory.MAX_THREADS; index++)
+      await history.convert(agent, `other-${index}`, rows(other), tools);
+    expect(history.size).toBe(ModelHistory.MAX_THREADS);
+    counter.calls = 0;
     const lookups = vi.spyOn(WeakMap.prototype, "get");
     try {
       const out = await history.convert(agent, "t", rows(messages), tools);
-      // Converted once, when first seen: forgetting the thread does not convert again.
-      expect(counter.calls).toBe(1);
+      // Converted when first seen: giving way does not convert its messages again.
+      expect(counter.calls).toBe(0);
       const stored = new Set<unknown>(messages);
       expect(lookups.mock.calls.filter(([key]) => stored.has(key))).toHaveLength(3);
       lookups.mockRestore();

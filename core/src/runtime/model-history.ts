@@ -18,7 +18,8 @@ export class ModelHistory {
    * The last conversion of each thread this process is driving, least recently converted first.
    * Kept per thread, not per agent: with runs of several threads taking turns, a single
    * "previous conversion" never matched, and a step on a 1,000-message thread looked every
-   * message up again. Bounded, and a thread that parks is forgotten (parked threads hold nothing).
+   * message up again. Bounded: a parked thread's conversion is kept for its resume like any
+   * other, and gives way to newer ones like any other.
    */
   readonly #threads = new Map<string, ThreadHistory>();
   static readonly MAX_THREADS = 64;
@@ -26,11 +27,6 @@ export class ModelHistory {
   /** Threads whose last conversion is kept. */
   get size(): number {
     return this.#threads.size;
-  }
-
-  /** Drops a thread's kept conversion (its run parked or ended). */
-  forget(threadId: string): void {
-    this.#threads.delete(threadId);
   }
 
   async convert(

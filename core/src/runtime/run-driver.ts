@@ -177,12 +177,14 @@ export class RunDriver {
     }
   }
 
-  /** A parked run holds nothing in this process: no lease to release, no capabilities, no bookkeeping. */
+  /**
+   * A parked run holds no lease, capabilities or bookkeeping in this process. Its snapshot and
+   * model history stay among the bounded ones kept of recent threads, for a quick resume.
+   */
   parked(snapshot: ThreadSnapshot, runId: string): void {
     this.rt.leases.releaseNotNeeded(runId);
     this.rt.capabilities.threadIdle(snapshot.thread.scopeKey, snapshot.thread.threadId);
     this.rt.registry.forget(runId);
-    this.rt.history.forget(snapshot.thread.threadId);
   }
 
   async finishRun(threadId: string, runId: string, status: "completed" | "failed", error: string | null) {

@@ -80,15 +80,18 @@ export class ThreadStore {
   }
 
   /**
-   * Idle threads this process ran last (bounded), kept to be refreshed by their event log.
-   * Parked threads (waiting on an action) are never kept: they may wait for days.
+   * Threads this process ran last and no longer drives, idle or parked (waiting on an action),
+   * kept to be refreshed by their event log. Bounded: a parked thread may wait for days, and
+   * the oldest kept thread gives way to the next one, so ten thousand parked threads cost the
+   * same as sixty-four.
    */
   readonly #recent = new Map<string, ThreadSnapshot>();
   static readonly MAX_RECENT = 64;
 
   #keepRecent(threadId: string, snapshot: ThreadSnapshot): void {
     this.#recent.delete(threadId);
-    if (snapshot.thread.status !== "idle" || snapshot.runs.some((run) => run.status === "queued")) return;
+    // A running thread or a queued run is someone's to drive: what it does next is not in the log yet.
+    if (snapshot.thread.status === "running" || snapshot.runs.some((run) => run.status === "queued")) return;
     this.#recent.set(threadId, snapshot);
     if (this.#recent.size > ThreadStore.MAX_RECENT) {
       const oldest = this.#recent.keys().next().value;
@@ -137,12 +140,12 @@ export class ThreadStore {
     return this.#cache.get(threadId) ?? (await this.require(threadId));
   }
 
-  /** Snapshots held of threads that are neither driven nor idle: parked threads must hold none. */
+  /** Snapshots held of threads this process drives right now (a parked run is not driven). */
   get cachedThreads(): number {
     return this.#cache.size;
   }
 
-  /** Snapshots held of recently finished, idle threads (bounded by `MAX_RECENT`). */
+  /** Snapshots kept of threads this process ran last, idle or parked (bounded by `MAX_RECENT`). */
   get recentThreads(): number {
     return this.#recent.size;
   }

@@ -66,10 +66,12 @@ describe("storage traffic", () => {
     counts.releaseRunLease = 0;
     const actionId = waiting.actions[0]!.actionId;
     counts.loadThread = 0;
+    counts.readEvents = 0;
     await t.pai.service.actions.submit({ identity: t.identity, threadId, actionId, payload: { ok: true } });
     await t.pai.waitForIdle(threadId);
-    // One read to check the action; the re-entered tool and the driver work on the committed snapshot.
-    expect(counts.loadThread).toBe(1);
+    // One read of what changed, to check the action; the re-entered tool and the driver work on
+    // the committed snapshot.
+    expect(counts).toMatchObject({ loadThread: 0, readEvents: 1 });
     const done = await t.snapshot(threadId);
     expect(done.runs.at(-1)?.status).toBe("completed");
     // The submit's commit takes the lease, the re-entered tool hands it to the driver, and a
@@ -254,17 +256,32 @@ describe("thread snapshots between turns", () => {
     await second.close();
   });
 
-  it("a parked thread is not kept", async () => {
+  it("a parked thread is kept like an idle one, bounded, and answered after one read of what changed", async () => {
+    const { storage, counts } = countingReads(memoryStorage());
     const t = await createTestRuntime({
       agent: defineAgent({ tools: { approve } }),
-      model: [{ toolCalls: [{ toolName: "approve", input: {} }] }],
+      storage,
+      model: Array.from({ length: 80 }, () => ({ toolCalls: [{ toolName: "approve", input: {} }] })),
     });
-    const parked = await t.send(await t.createThread(), "ship?");
+    const threadId = await t.createThread();
+    const parked = await t.send(threadId, "ship?");
     expect(parked.runs.at(-1)?.status).toBe("waiting");
     expect(internalsOf(t.pai).store.cachedThreads).toBe(0);
-    expect(internalsOf(t.pai).store.recentThreads).toBe(0);
-    // Nor is the model history its step converted.
-    expect(internalsOf(t.pai).history.size).toBe(0);
+    expect(internalsOf(t.pai).store.recentThreads).toBe(1);
+    expect(internalsOf(t.pai).history.size).toBe(1);
+    counts.loadThread = 0;
+    counts.readEvents = 0;
+    // The client reads the thread and answers: each is brought up to date from the event log.
+    const seen = await t.pai.service.threads.get({ identity: t.identity, threadId });
+    const actionId = seen.actions.find((action) => action.state === "pending")!.actionId;
+    await t.pai.service.actions.submit({ identity: t.identity, threadId, actionId, payload: { ok: true } });
+    await t.pai.waitForIdle(threadId);
+    expect(counts).toMatchObject({ loadThread: 0, readEvents: 2 });
+    // Ten thousand parked threads would cost what 64 do.
+    for (let index = 0; index < 70; index++) await t.send(await t.createThread(), "ship?");
+    expect(internalsOf(t.pai).store.cachedThreads).toBe(0);
+    expect(internalsOf(t.pai).store.recentThreads).toBe(64);
+    expect(internalsOf(t.pai).history.size).toBe(64);
     await t.close();
   });
 
