@@ -90,10 +90,10 @@ export async function benchGrowth(engines: BenchEngine[]) {
   log();
   log("### Growth: one two-step turn on a thread of N messages");
   log(
-    "| engine   | messages | bare AI SDK ms | PAI median ms | PAI p95 ms | iters | PAI minus bare ms (paired) | vs 10 msgs | bytes written/turn | commits/turn | storage calls/turn |",
+    "| engine   | messages | bare AI SDK ms | PAI median ms | PAI p95 ms | iters | PAI minus bare ms (paired) |            vs 10 msgs | bytes written/turn | commits/turn | storage calls/turn |",
   );
   log(
-    "|----------|---------:|---------------:|--------------:|-----------:|------:|---------------------------:|-----------:|-------------------:|-------------:|-------------------:|",
+    "|----------|---------:|---------------:|--------------:|-----------:|------:|---------------------------:|----------------------:|-------------------:|-------------:|-------------------:|",
   );
   const growth: unknown[] = [];
   for (const engine of engines) {
@@ -157,9 +157,9 @@ export async function benchGrowth(engines: BenchEngine[]) {
         samples.get(size)!.map((ms, index) => ms - bare[index]!),
       ).medianMs;
       if (size === sizes[0]) ownAt10 = own;
-      const change = `${own >= ownAt10 ? "+" : ""}${(((own - ownAt10) / ownAt10) * 100).toFixed(0)}%`;
+      const change = shareChange(own, ownAt10);
       log(
-        `| ${engine.name.padEnd(8)} | ${String(size).padStart(8)} | ${formatMs(bareMs).padStart(14)} | ${formatMs(measurement.medianMs).padStart(13)} | ${formatMs(measurement.p95Ms).padStart(10)} | ${String(measurement.iterations).padStart(5)} | ${formatMs(own).padStart(26)} | ${change.padStart(10)} | ${String(perTurn.bytes).padStart(18)} | ${perTurn.commits.toFixed(1).padStart(12)} | ${perTurn.calls.toFixed(1).padStart(18)} |`,
+        `| ${engine.name.padEnd(8)} | ${String(size).padStart(8)} | ${formatMs(bareMs).padStart(14)} | ${formatMs(measurement.medianMs).padStart(13)} | ${formatMs(measurement.p95Ms).padStart(10)} | ${String(measurement.iterations).padStart(5)} | ${formatMs(own).padStart(26)} | ${change.padStart(21)} | ${String(perTurn.bytes).padStart(18)} | ${perTurn.commits.toFixed(1).padStart(12)} | ${perTurn.calls.toFixed(1).padStart(18)} |`,
       );
       growth.push({
         engine: engine.name,
@@ -174,4 +174,18 @@ export async function benchGrowth(engines: BenchEngine[]) {
   }
   results.growth = growth;
   return growth;
+}
+
+/**
+ * PAI's share against its share at 10 messages: in percent, and in milliseconds, because a share
+ * of a few tens of microseconds makes the percentage swing with noise (and a share at or below
+ * zero gives it no meaning at all).
+ */
+export function shareChange(own: number, ownAt10: number): string {
+  const delta = own - ownAt10;
+  const ms = `${delta >= 0 ? "+" : "-"}${Math.abs(delta).toFixed(3)} ms`;
+  if (own === ownAt10) return `+0% (${ms})`;
+  if (!(ownAt10 > 0)) return `n/a (${ms})`;
+  const percent = (delta / ownAt10) * 100;
+  return `${percent >= 0 ? "+" : ""}${percent.toFixed(0)}% (${ms})`;
 }

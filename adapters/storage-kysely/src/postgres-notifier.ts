@@ -22,6 +22,14 @@ export type PostgresNotifierOptions = {
   channel?: string;
   /** Called with connection errors of the listening client; it reconnects by itself. */
   onError?: (error: unknown) => void;
+  /**
+   * How long the first publish of a burst waits for more, so that they share one NOTIFY
+   * statement (default 5 ms, at most 1000; 0 waits one turn of the event loop). Every statement
+   * costs the database a round trip and the notify queue's lock: a two-step run announced each
+   * of its commits in a statement of its own. Watchers, on any server, see commits and live
+   * events up to this much later.
+   */
+  publishDelayMs?: number;
 };
 
 /** A `NotifierV1` over Postgres LISTEN/NOTIFY. */
@@ -37,10 +45,23 @@ const RECONNECT_MIN_MS = 100;
 /** Notifications per NOTIFY statement when publishes queue up. */
 const MAX_BATCH = 100;
 const RECONNECT_MAX_MS = 5_000;
+const DEFAULT_PUBLISH_DELAY_MS = 5;
+const MAX_PUBLISH_DELAY_MS = 1_000;
 
 type Listener = (message: NotifierMessage) => void;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function publishDelay(value: unknown): number {
+  if (value === undefined) return DEFAULT_PUBLISH_DELAY_MS;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > MAX_PUBLISH_DELAY_MS) {
+    throw new PaiError(
+      "INVALID_DEFINITION",
+      `postgresNotifier: publishDelayMs must be a number of milliseconds from 0 to ${MAX_PUBLISH_DELAY_MS}, got ${String(value)}.`,
+    );
+  }
+  return value;
+}
 
 type PgModule = typeof pg;
 let pgModule: Promise<PgModule> | undefined;
@@ -84,6 +105,9 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
     );
   }
   const channel = options.channel ?? "pai_notify";
+  const delayMs = publishDelay(options.publishDelayMs);
+  const gather =
+    delayMs === 0 ? nextTurn : () => new Promise<void>((resolve) => setTimeout(resolve, delayMs));
   // Without a pool given, the notifier's own pool is created on the first publish.
   let ownPool: Promise<pg.Pool> | null = null;
   const getPool = (): Promise<PostgresNotifierPool> => {
@@ -222,9 +246,9 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
         return Promise.reject(new PaiError("INTERNAL", "This postgresNotifier is closed; create a new one."));
       return new Promise<void>((resolve, reject) => {
         queue.push({ payload: encode(message), resolve, reject });
-        // The first publish of a burst waits one turn of the event loop, so what the same
-        // step publishes (its commit, its live events) goes out in one statement.
-        if (queue.length === 1) publishChain = publishChain.then(nextTurn).then(flush);
+        // The first publish of a burst waits `publishDelayMs`, so what a run publishes meanwhile
+        // (its commits, its live events) goes out in one statement.
+        if (queue.length === 1) publishChain = publishChain.then(gather).then(flush);
       });
     },
 

@@ -146,6 +146,53 @@ describe.skipIf("skip" in engine)("postgresNotifier", () => {
     );
   });
 
+  it("what is published within publishDelayMs shares one NOTIFY statement; 0 sends on the next turn", async () => {
+    const statements: string[] = [];
+    const counting = {
+      options: pool.options,
+      query: (text: string, values?: unknown[]) => {
+        statements.push(text);
+        return pool.query(text, values);
+      },
+    };
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const live = (threadId: string, delta: string): NotifierMessage => ({
+      type: "live",
+      threadId,
+      event: { type: "text-delta", threadId, runId: "r", messageId: "m", delta },
+    });
+    for (const [delayMs, expected] of [
+      [200, 1],
+      [0, 3],
+    ] as const) {
+      statements.length = 0;
+      const threadId = `spaced-${delayMs}`;
+      const { messages, listener, until } = collector();
+      serverB.subscribe(threadId, listener);
+      await serverB.ready();
+      const publisher = postgresNotifier({ pool: counting, channel, publishDelayMs: delayMs });
+      const sent: Promise<void>[] = [];
+      // Three publishes 20 ms apart, as the commits of one run come.
+      for (const delta of ["a", "b", "c"]) {
+        sent.push(publisher.publish(live(threadId, delta)));
+        await sleep(20);
+      }
+      await Promise.all(sent);
+      await until(3);
+      expect(messages).toEqual(["a", "b", "c"].map((delta) => live(threadId, delta)));
+      expect(statements.filter((text) => text.includes("pg_notify"))).toHaveLength(expected);
+      await publisher.close();
+    }
+  });
+
+  it("refuses a publishDelayMs that is not a number of milliseconds from 0 to 1000", () => {
+    for (const publishDelayMs of [-1, 1001, Number.NaN, Number.POSITIVE_INFINITY, "5"]) {
+      expect(() => postgresNotifier({ pool, channel, publishDelayMs: publishDelayMs as never })).toThrow(
+        /publishDelayMs must be a number of milliseconds from 0 to 1000/,
+      );
+    }
+  });
+
   it("reconnects and listens again after its connection is killed", async () => {
     const { messages, listener, until } = collector();
     serverB.subscribe("after-kill", listener);
