@@ -163,7 +163,16 @@ export function memoryStorage(options: MemoryStorageOptions = {}): StorageV1 {
 
     async readEvents({ threadId, afterVersion, limit }) {
       if (limit !== undefined) checkLimit(limit, "readEvents");
-      const selected = (threads.get(threadId)?.events ?? []).filter((batch) => batch.version > afterVersion);
+      const log = threads.get(threadId)?.events ?? [];
+      // The log is in version order: a refresh of a long thread reads its tail, not the whole log.
+      let start = 0;
+      let end = log.length;
+      while (start < end) {
+        const middle = (start + end) >>> 1;
+        if (log[middle]!.version > afterVersion) end = middle;
+        else start = middle + 1;
+      }
+      const selected = log.slice(start);
       return copyRows(limit === undefined ? selected : selected.slice(0, limit));
     },
 
