@@ -22,8 +22,8 @@ export class ThreadStore {
   readonly #mutex = new KeyedMutex();
   /**
    * Snapshots of threads this process is actively driving, so a step does not re-read the
-   * whole thread. Evicted when the process stops working on a thread (parked threads hold
-   * no memory) and bounded as a safety net.
+   * whole thread. When the process stops working on a thread its snapshot moves to the bounded
+   * `#recent` set; this map is bounded too, as a safety net.
    */
   readonly #cache = new Map<string, ThreadSnapshot>();
   static readonly MAX_CACHED = 256;
