@@ -24,10 +24,11 @@ export type PostgresNotifierOptions = {
   onError?: (error: unknown) => void;
   /**
    * How long the first publish of a burst waits for more, so that they share one NOTIFY
-   * statement (default 5 ms, at most 1000; 0 waits one turn of the event loop). Every statement
-   * costs the database a round trip and the notify queue's lock: a two-step run announced each
-   * of its commits in a statement of its own. Watchers, on any server, see commits and live
-   * events up to this much later.
+   * statement (default 0: one turn of the event loop; at most 1000). Every statement costs the
+   * database a round trip and the notify queue's lock, and a run's commits, a millisecond apart,
+   * each take one; 5 ms sends one or two per run. Watchers, on any server, see commits and live
+   * events up to this much later. Not the default yet: with 5 ms, a stock AI SDK chat resuming
+   * after an approval lost its final text under CPU load (see decisions §18).
    */
   publishDelayMs?: number;
 };
@@ -45,7 +46,7 @@ const RECONNECT_MIN_MS = 100;
 /** Notifications per NOTIFY statement when publishes queue up. */
 const MAX_BATCH = 100;
 const RECONNECT_MAX_MS = 5_000;
-const DEFAULT_PUBLISH_DELAY_MS = 5;
+const DEFAULT_PUBLISH_DELAY_MS = 0;
 const MAX_PUBLISH_DELAY_MS = 1_000;
 
 type Listener = (message: NotifierMessage) => void;
