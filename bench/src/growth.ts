@@ -181,7 +181,7 @@ export async function benchGrowth(engines: BenchEngine[]) {
  * of a few tens of microseconds makes the percentage swing with noise (and a share at or below
  * zero gives it no meaning at all).
  */
-export function shareChange(own: number, ownAt10: number): string {
+function shareChange(own: number, ownAt10: number): string {
   const delta = own - ownAt10;
   const ms = `${delta >= 0 ? "+" : "-"}${Math.abs(delta).toFixed(3)} ms`;
   if (own === ownAt10) return `+0% (${ms})`;
