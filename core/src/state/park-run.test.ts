@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parkIfBlocked } from "./park-run.js";
 import type { ActionRow, RunRow } from "./rows.js";
-import { applyThreadEvent, type ThreadSnapshot } from "./snapshot.js";
+import { applyThreadEvent, applyThreadEvents, type ThreadSnapshot } from "./snapshot.js";
 import { commitStep, settleToolCall, startRun, suspendToolCall, type Transition } from "./transitions.js";
 
 const NOW = "2026-01-01T00:00:00.000Z";
@@ -89,6 +89,9 @@ describe("parkIfBlocked", () => {
     });
     expect(statusAfter(state, parked)).toBe("waiting");
     expect(apply(state, parked).thread.status).toBe("waiting");
+    // The projection it records for the longer batch is the one applying it gives.
+    if (!parked.ok) throw new Error(parked.message);
+    expect(applyThreadEvents(state, parked.events)).toEqual(apply(state, parked));
   });
 
   it("keeps the run running while another call still has no outcome, and parks when it settles", () => {

@@ -1,4 +1,4 @@
-import { applyThreadEvent, type ThreadSnapshot } from "./snapshot.js";
+import { applyThreadEvents, knownProjection, type ThreadSnapshot } from "./snapshot.js";
 import { analyzeRun, setRunStatus, type Transition } from "./transitions.js";
 
 /**
@@ -13,10 +13,12 @@ export function parkIfBlocked(
   input: { runId: string; now: string },
 ): Transition {
   if (!transition.ok || transition.events.length === 0) return transition;
-  const after = transition.events.reduce(applyThreadEvent, snapshot);
+  const after = applyThreadEvents(snapshot, transition.events);
   const { run, pending, unsettled } = analyzeRun(after, input.runId);
   if (run?.status !== "running" || pending.length === 0 || unsettled.length > 0) return transition;
   const parked = setRunStatus(after, { runId: input.runId, status: "waiting", now: input.now });
   if (!parked.ok) return transition;
-  return { ok: true, events: [...transition.events, ...parked.events] };
+  const events = [...transition.events, ...parked.events];
+  knownProjection(snapshot, events, applyThreadEvents(after, parked.events));
+  return { ok: true, events };
 }

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { MessageRow, ThreadRow } from "./rows.js";
-import { applyThreadEvent, type ThreadSnapshot } from "./snapshot.js";
+import { applyThreadEvent, applyThreadEvents, type ThreadSnapshot } from "./snapshot.js";
 
 const NOW = "2026-01-01T00:00:00.000Z";
 
@@ -65,5 +65,34 @@ describe("applyThreadEvent on messages", () => {
     applyThreadEvent(start, { type: "message-upserted", message: message("a", 2, "changed") });
     expect(start.messages).toBe(before);
     expect(before.map((row) => row.messageId)).toEqual(["a"]);
+  });
+});
+
+describe("applyThreadEvents", () => {
+  const batch = () => [
+    { type: "message-upserted" as const, message: message("a", 1) },
+    { type: "message-upserted" as const, message: message("b", 2) },
+  ];
+
+  it("projects a batch once per base: the same batch from the same snapshot gives the same snapshot back", () => {
+    const events = batch();
+    const first = applyThreadEvents(empty, events);
+    expect(first.messages.map((row) => row.messageId)).toEqual(["a", "b"]);
+    expect(applyThreadEvents(empty, events)).toBe(first);
+    // From another base, the batch is applied again.
+    const other = applyThreadEvent(empty, { type: "message-upserted", message: message("z", 0) });
+    expect(applyThreadEvents(other, events).messages.map((row) => row.messageId)).toEqual(["z", "a", "b"]);
+  });
+
+  it("applies a batch again when it grew after its projection", () => {
+    const events: Parameters<typeof applyThreadEvents>[1][number][] = batch();
+    applyThreadEvents(empty, events);
+    events.push({ type: "message-upserted", message: message("c", 3) });
+    expect(applyThreadEvents(empty, events).messages.map((row) => row.messageId)).toEqual(["a", "b", "c"]);
+  });
+
+  it("gives what applying each event in turn gives", () => {
+    const events = batch();
+    expect(applyThreadEvents(empty, events)).toEqual(events.reduce(applyThreadEvent, empty));
   });
 });

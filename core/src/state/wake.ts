@@ -2,7 +2,7 @@ import { CronExpressionParser } from "cron-parser";
 import { PaiError } from "../errors/pai-error.js";
 import type { ThreadEvent } from "./events.js";
 import type { ActionRow, ScheduleRow, ScheduleTiming } from "./rows.js";
-import { applyThreadEvent, type ThreadSnapshot } from "./snapshot.js";
+import { applyThreadEvents, knownProjection, type ThreadSnapshot } from "./snapshot.js";
 
 /**
  * When things are due on a thread: pending actions' deadlines and schedules' firings. Pure;
@@ -44,7 +44,7 @@ export function withWakeAt(
   snapshot: ThreadSnapshot,
   events: ThreadEvent[],
 ): { events: ThreadEvent[]; wakeAt: string | null; moved: boolean } {
-  const after = events.reduce(applyThreadEvent, snapshot);
+  const after = applyThreadEvents(snapshot, events);
   const wakeAt = threadWakeAt(after);
   const moved = wakeAt !== (snapshot.thread.wakeAt ?? null);
   if ((after.thread.wakeAt ?? null) === wakeAt) return { events, wakeAt, moved };
@@ -53,6 +53,7 @@ export function withWakeAt(
   const next = events.slice();
   if (lastThread >= 0) next[lastThread] = { type: "thread-updated", thread };
   else next.push({ type: "thread-updated", thread });
+  knownProjection(snapshot, next, { ...after, thread });
   return { events: next, wakeAt, moved };
 }
 

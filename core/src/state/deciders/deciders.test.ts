@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ActionRow, RunRow } from "../rows.js";
-import { applyThreadEvent, type ThreadSnapshot } from "../snapshot.js";
+import { applyThreadEvent, applyThreadEvents, type ThreadSnapshot } from "../snapshot.js";
+import { withWakeAt } from "../wake.js";
 import { decideStep, planStep } from "./call-deciders.js";
 import type { Decision } from "./decision.js";
 import { decideResolve, type ResolveInput } from "./resolve-deciders.js";
@@ -307,5 +308,50 @@ describe("shouldResendRun", () => {
         { now: base + 5_000, leaseMs: 1_000, lastSentAt: null },
       ),
     ).toBe(false);
+  });
+});
+
+describe("projections a decision records for its events", () => {
+  it("a final step and the wake the writer adds lead where applying each event leads", () => {
+    let state = apply(empty(), decideStartRun(empty(), start("r1"), NOW));
+    // A schedule due later: the writer's wake moves when the run completes.
+    state = {
+      ...state,
+      thread: {
+        ...state.thread,
+        schedules: [
+          {
+            scheduleId: "s1",
+            timing: { at: "2030-01-01T00:00:00.000Z" },
+            message: "later",
+            data: null,
+            state: "active",
+            nextAt: "2030-01-01T00:00:00.000Z",
+            fired: 0,
+            lastFiredAt: null,
+            createdAt: NOW,
+            cancelledAt: null,
+          },
+        ],
+      },
+    };
+    const run = state.runs[0] as RunRow;
+    const planned = planStep([{ kind: "text", text: "done" }], {
+      thread: state.thread,
+      run,
+      messageId: "m1",
+      now: NOW,
+      route: () => "execute",
+    });
+    const decision = decideStep(state, { runId: "r1", messageId: "m1", expectedStep: 0, planned }, NOW);
+    if (!decision.ok) throw new Error(decision.message);
+    expect(decision.value.completed).toBe(true);
+    const stepwise = decision.events.reduce(applyThreadEvent, state);
+    expect(applyThreadEvents(state, decision.events)).toEqual(stepwise);
+    const timed = withWakeAt(state, decision.events);
+    expect(timed.moved).toBe(true);
+    expect(timed.events).not.toBe(decision.events);
+    expect(applyThreadEvents(state, timed.events)).toEqual(timed.events.reduce(applyThreadEvent, state));
+    expect(applyThreadEvents(state, timed.events).thread.wakeAt).toBe("2030-01-01T00:00:00.000Z");
   });
 });

@@ -1,7 +1,7 @@
 import type { JsonValue } from "../../json/json-value.js";
 import type { ThreadEvent } from "../events.js";
 import type { ActionRow, ClientToolSnapshot, MessageRow, RunRow } from "../rows.js";
-import { applyThreadEvent, type ThreadSnapshot } from "../snapshot.js";
+import { applyThreadEvent, applyThreadEvents, type ThreadSnapshot } from "../snapshot.js";
 import { isStoredToolPart, type StoredToolPart } from "../tool-parts.js";
 import {
   activeRun,
@@ -57,7 +57,7 @@ export function decideStartRun(
       });
       if (!cancelled.ok) return cancelled;
       events.push(...cancelled.events);
-      state = cancelled.events.reduce(applyThreadEvent, state);
+      state = applyThreadEvents(state, cancelled.events);
       effects.push({ type: "run-ended", runId: current.runId, status: "cancelled", error: null });
     } else if (input.queueIfBusy) {
       queued = true;
@@ -124,7 +124,7 @@ export function decideStartQueued(snapshot: ThreadSnapshot, now: string): Decisi
     const appended = appendMessage(state, { message });
     if (!appended.ok) return appended;
     events.push(...appended.events);
-    state = appended.events.reduce(applyThreadEvent, state);
+    state = applyThreadEvents(state, appended.events);
   }
   state = applyThreadEvent(state, { type: "run-upserted", run: { ...queued, queuedMessage: null } });
   const status = setRunStatus(state, {
