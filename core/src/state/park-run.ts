@@ -1,4 +1,4 @@
-import { applyThreadEvents, knownProjection, type ThreadSnapshot } from "./snapshot.js";
+import { applyThreadEvents, extendBatch, type ThreadSnapshot } from "./snapshot.js";
 import { analyzeRun, setRunStatus, type Transition } from "./transitions.js";
 
 /**
@@ -18,7 +18,5 @@ export function parkIfBlocked(
   if (run?.status !== "running" || pending.length === 0 || unsettled.length > 0) return transition;
   const parked = setRunStatus(after, { runId: input.runId, status: "waiting", now: input.now });
   if (!parked.ok) return transition;
-  const events = [...transition.events, ...parked.events];
-  knownProjection(snapshot, events, applyThreadEvents(after, parked.events));
-  return { ok: true, events };
+  return { ok: true, events: extendBatch(snapshot, transition.events, after, parked.events) };
 }

@@ -93,7 +93,7 @@ export function applyThreadEvents(base: ThreadSnapshot, events: readonly ThreadE
   if (known !== undefined && known.base === base && known.length === events.length) return known.after;
   let after = base;
   for (const event of events) after = applyThreadEvent(after, event);
-  projections.set(events, { base, length: events.length, after });
+  knownProjection(base, events, after);
   return after;
 }
 
@@ -107,6 +107,21 @@ export function knownProjection(
   after: ThreadSnapshot,
 ): void {
   projections.set(events, { base, length: events.length, after });
+}
+
+/**
+ * `events` followed by `more`, as one new batch whose projection from `base` is recorded from
+ * the projection of `events` (`after`), so only `more` is applied.
+ */
+export function extendBatch(
+  base: ThreadSnapshot,
+  events: readonly ThreadEvent[],
+  after: ThreadSnapshot,
+  more: readonly ThreadEvent[],
+): ThreadEvent[] {
+  const extended = [...events, ...more];
+  knownProjection(base, extended, applyThreadEvents(after, more));
+  return extended;
 }
 
 /** Applies one committed version; the snapshot's thread version becomes that version. */

@@ -1,7 +1,7 @@
 import type { JsonValue } from "../../json/json-value.js";
 import { parkIfBlocked } from "../park-run.js";
 import type { ActionDeadline, ActionRow, ClientToolSnapshot, RunRow, ToolDataRow } from "../rows.js";
-import { applyThreadEvents, knownProjection, type ThreadSnapshot } from "../snapshot.js";
+import { applyThreadEvents, extendBatch, type ThreadSnapshot } from "../snapshot.js";
 import {
   commitStep,
   setRunStatus,
@@ -168,10 +168,8 @@ export function decideStep(
   const stepped = applyThreadEvents(snapshot, step.events);
   const done = setRunStatus(stepped, { runId: input.runId, status: "completed", now });
   if (!done.ok) return done;
-  const events = [...step.events, ...done.events];
-  knownProjection(snapshot, events, applyThreadEvents(stepped, done.events));
   return decided(
-    events,
+    extendBatch(snapshot, step.events, stepped, done.events),
     [...opened, { type: "run-ended", runId: input.runId, status: "completed", error: null }],
     { completed: true },
   );
