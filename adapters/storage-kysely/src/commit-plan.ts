@@ -115,6 +115,26 @@ export type UpsertRule = {
   keepUnlessGiven?: string[];
 };
 
+/** Each table's upsert rule: the same for every commit. */
+export const upsertRules: Readonly<Record<TableWrite["table"], UpsertRule>> = {
+  messages: {
+    keys: ["thread_id", "message_id"],
+    update: ["position", "role", "message", "run_id", "created_at", "updated_at"],
+  },
+  // A run keeps the lease it has (it may predate the run's first commit) unless the commit takes it.
+  runs: {
+    keys: ["thread_id", "run_id"],
+    update: ["status", "row", "created_at"],
+    keepFirst: ["seq"],
+    keepUnlessGiven: ["lease_owner", "lease_expires_at"],
+  },
+  actions: {
+    keys: ["thread_id", "action_id"],
+    update: ["scope_key", "state", "created_at", "episode", "row"],
+  },
+  toolData: { keys: ["thread_id", "tool_call_id", "channel", "item_id"], update: ["value", "updated_at"] },
+};
+
 export type TableWrite = {
   table: "messages" | "runs" | "actions" | "toolData";
   rows: DbRow[];
@@ -133,10 +153,7 @@ export function tableWrites(input: StorageCommit, plan: CommitPlan, codec: RowCo
     writes.push({
       table: "messages",
       rows: plan.messages.map((message) => codec.messageColumns(message, threadId)),
-      rule: {
-        keys: ["thread_id", "message_id"],
-        update: ["position", "role", "message", "run_id", "created_at", "updated_at"],
-      },
+      rule: upsertRules.messages,
     });
   }
   if (plan.runs.length > 0) {
@@ -146,30 +163,21 @@ export function tableWrites(input: StorageCommit, plan: CommitPlan, codec: RowCo
         ...codec.runColumns(run, threadId, seq(index)),
         ...leaseColumns(input, run.runId),
       })),
-      // A run keeps the lease it has (it may predate the run's first commit) unless the commit takes it.
-      rule: {
-        keys: ["thread_id", "run_id"],
-        update: ["status", "row", "created_at"],
-        keepFirst: ["seq"],
-        keepUnlessGiven: ["lease_owner", "lease_expires_at"],
-      },
+      rule: upsertRules.runs,
     });
   }
   if (plan.actions.length > 0) {
     writes.push({
       table: "actions",
       rows: plan.actions.map((action, index) => codec.actionColumns(action, threadId, seq(index))),
-      rule: {
-        keys: ["thread_id", "action_id"],
-        update: ["scope_key", "state", "created_at", "episode", "row"],
-      },
+      rule: upsertRules.actions,
     });
   }
   if (plan.toolData.length > 0) {
     writes.push({
       table: "toolData",
       rows: plan.toolData.map((item, index) => codec.toolDataColumns(item, threadId, seq(index))),
-      rule: { keys: ["thread_id", "tool_call_id", "channel", "item_id"], update: ["value", "updated_at"] },
+      rule: upsertRules.toolData,
     });
   }
   return writes;

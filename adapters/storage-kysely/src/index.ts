@@ -1,4 +1,5 @@
 // The public API of @pai/storage-kysely.
+export type { GroupCommitsOptions } from "./commit-groups.js";
 export type { DialectFamily } from "./dialect-family.js";
 export { detectDialectFamily } from "./dialect-family.js";
 export type { KyselyStorage, KyselyStorageOptions } from "./kysely-storage.js";

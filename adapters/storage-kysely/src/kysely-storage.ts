@@ -12,6 +12,7 @@ import {
   type ThreadSnapshot,
 } from "@pai/core";
 import type { Kysely } from "kysely";
+import { type GroupCommitsOptions, groupCommitsOptions } from "./commit-groups.js";
 import { planCommit } from "./commit-plan.js";
 import { type DialectFamily, pickSqlFamily } from "./dialect-family.js";
 import { errorFields, type StatementScope } from "./families/sql-family.js";
@@ -39,6 +40,12 @@ export type KyselyStorageOptions = {
    * pooler that cannot keep them, such as PgBouncer in transaction mode before 1.21.
    */
   preparedStatements?: boolean;
+  /**
+   * On a Postgres server, commits that wait because `inFlight` commit statements are already out
+   * go together in the next statement, each with its own version guard (default on; see
+   * `GroupCommitsOptions`). `false` sends every commit alone.
+   */
+  groupCommits?: boolean | GroupCommitsOptions;
 };
 
 /** A `StorageV1` over Kysely, plus what it was built with. */
@@ -109,6 +116,8 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
       ? postgresStatements(db, options.preparedStatements !== false)
       : plainStatements(db),
   };
+  const grouping = groupCommitsOptions(options.groupCommits);
+  if (grouping && family.groupCommits) scope.commitGroups = family.groupCommits(scope, grouping);
 
   const eventTexts: { all?: string; limited?: string } = {};
   /** The event-log read's text, compiled once; the limit is a parameter. */

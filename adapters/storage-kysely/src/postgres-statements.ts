@@ -2,7 +2,14 @@
 import type { StorageCommit, ThreadSnapshot } from "@pai/core";
 import { PaiError } from "@pai/core";
 import { type Kysely, type RawBuilder, sql } from "kysely";
-import { type CommitPlan, type TableWrite, tableWrites, upsertAssignments } from "./commit-plan.js";
+import {
+  type CommitPlan,
+  type TableWrite,
+  tableWrites,
+  type UpsertRule,
+  upsertAssignments,
+  upsertRules,
+} from "./commit-plan.js";
 import type { StatementScope } from "./families/sql-family.js";
 import { type DbRow, RowCodec } from "./row-codec.js";
 import type { TableNames } from "./table-names.js";
@@ -215,6 +222,132 @@ export async function postgresCommit(
   const result = await scope.send<{ version: number | null }>(text, parameters);
   const row = result.rows[0];
   return { version: row?.version === null || row?.version === undefined ? null : Number(row.version) };
+}
+
+/** One commit of a group statement. */
+export type GroupedCommit = { input: StorageCommit; plan: CommitPlan };
+
+/** The thread row's columns a group binds per commit (all of them, or none with `has_thread` false). */
+const threadColumns: Column[] = [
+  ["scope_key", "text"],
+  ["user_key", "text"],
+  ["agent_id", "text"],
+  ["title", "text"],
+  ["status", "text"],
+  ["active_run_id", "text"],
+  ["metadata", "jsonb"],
+  ["created_at", "text"],
+  ["wake_at", "text"],
+  ["schedules", "jsonb"],
+];
+const groupColumns: Column[] = [
+  ["thread_id", "text"],
+  ["expected", "integer"],
+  ["version", "integer"],
+  ["now", "text"],
+  ["has_thread", "boolean"],
+  ["events", "jsonb"],
+  ...threadColumns,
+];
+const groupTables: TableWrite["table"][] = ["messages", "runs", "actions", "toolData"];
+
+/** The group statement's text per table prefix: its shape does not depend on the commits in it. */
+const groupTexts = new Map<string, string>();
+
+/**
+ * Every commit of a group in one set-based statement: the commits travel as one JSON document
+ * (`c`), each table's rows as another. New threads are inserted, the others updated where their
+ * version still matches; `t` holds the threads whose guard matched, and every other write joins
+ * it, so a commit whose guard failed writes nothing while the rest commit.
+ */
+function groupText(db: Kysely<any>, t: TableNames): string {
+  let text = groupTexts.get(t.threads);
+  if (text !== undefined) return text;
+  const recordType = (columns: Column[]) =>
+    sql.join(columns.map(([column, type]) => sql`${sql.ref(column)} ${sql.raw(type)}`));
+  const threadNames = threadColumns.map(([column]) => column);
+  const writes = groupTables.map((table) => {
+    const { name, columns } = cteOf[table];
+    const rule: UpsertRule = upsertRules[table];
+    const set = sql.join(
+      upsertAssignments(
+        rule,
+        (column) => sql.ref(`excluded.${column}`),
+        (column) => sql.ref(`${t[table]}.${column}`),
+      ).map(([column, value]) => sql`${sql.ref(column)} = ${value}`),
+    );
+    return sql`${sql.ref(name)} as (
+    insert into ${sql.table(t[table])} (${sql.join(columns.map(([column]) => sql.ref(column)))})
+    select ${sql.join(columns.map(([column]) => sql.ref(`x.${column}`)))}
+    from jsonb_to_recordset(${"[]"}::jsonb) as x(${recordType(columns)})
+    join t on t.thread_id = x.thread_id
+    on conflict (${sql.join(rule.keys.map((key) => sql.ref(key)))}) do update set ${set}
+    returning 1
+  )`;
+  });
+  const compiled = sql`with c as (
+    select * from jsonb_to_recordset(${"[]"}::jsonb) as x(${recordType(groupColumns)})
+  ), ti as (
+    insert into ${sql.table(t.threads)} (thread_id, ${sql.join(threadNames.map((column) => sql.ref(column)))}, version, updated_at)
+    select thread_id, ${sql.join(threadNames.map((column) => sql.ref(column)))}, version, now from c where expected = 0
+    on conflict (thread_id) do nothing
+    returning thread_id, version
+  ), tu as (
+    update ${sql.table(t.threads)} as th set ${sql.join(
+      threadNames.map(
+        (column) =>
+          sql`${sql.ref(column)} = case when c.has_thread then ${sql.ref(`c.${column}`)} else ${sql.ref(`th.${column}`)} end`,
+      ),
+    )}, version = c.version, updated_at = c.now
+    from c where c.expected > 0 and th.thread_id = c.thread_id and th.version = c.expected
+    returning th.thread_id, th.version
+  ), t as (
+    select thread_id, version from ti union all select thread_id, version from tu
+  ), ${sql.join(writes)}, e as (
+    insert into ${sql.table(t.threadEvents)} (thread_id, version, events, created_at)
+    select c.thread_id, t.version, c.events, c.now from c join t on t.thread_id = c.thread_id
+  )
+  select thread_id, version from t`.compile(db);
+  // postgresCommitGroup binds the commits, then one document per table in `groupTables` order.
+  if (compiled.parameters.length !== 1 + groupTables.length) {
+    throw new PaiError("INTERNAL", "postgresCommitGroup: the group statement binds an unexpected parameter.");
+  }
+  text = compiled.sql;
+  if (groupTexts.size >= MAX_COMPILED_COMMITS) groupTexts.clear();
+  groupTexts.set(t.threads, text);
+  return text;
+}
+
+/**
+ * Writes several planned commits, of distinct threads, in one statement (see `groupText`).
+ * The statement is atomic: a server error rolls every commit of the group back. Returns each
+ * commit's new version, or `null` where its guard did not match.
+ */
+export async function postgresCommitGroup(
+  scope: StatementScope,
+  commits: readonly GroupedCommit[],
+): Promise<Array<number | null>> {
+  const rows: unknown[] = [];
+  const tables: Record<TableWrite["table"], DbRow[]> = { messages: [], runs: [], actions: [], toolData: [] };
+  for (const { input, plan } of commits) {
+    const thread = plan.thread ? inline.threadColumns(plan.thread) : {};
+    rows.push({
+      ...thread,
+      thread_id: input.threadId,
+      expected: input.expectedVersion,
+      version: input.expectedVersion + 1,
+      now: input.now,
+      has_thread: plan.thread !== null,
+      events: input.events,
+    });
+    for (const write of tableWrites(input, plan, inline)) tables[write.table].push(...write.rows);
+  }
+  const result = await scope.send<{ thread_id: string; version: number | string }>(
+    groupText(scope.db, scope.tables),
+    [JSON.stringify(rows), ...groupTables.map((table) => JSON.stringify(tables[table]))],
+  );
+  const versions = new Map(result.rows.map((row) => [row.thread_id, Number(row.version)]));
+  return commits.map(({ input }) => versions.get(input.threadId) ?? null);
 }
 
 /** The thread read's text per table prefix (it binds only the thread id). */

@@ -3,8 +3,11 @@
 import { postgresFamily } from "./postgres.js";
 import type { SqlFamily } from "./sql-family.js";
 
+// One connection, in process: no clients whose log flushes a group commit could share.
+const { groupCommits: _serverOnly, ...postgresStrategy } = postgresFamily;
+
 export const pgliteFamily: SqlFamily = {
-  ...postgresFamily,
+  ...postgresStrategy,
   engine: "pglite",
   // No other process can open the same database, so leases never contend and nobody listens.
   capabilities: { sharedAcrossProcesses: false, listenNotify: false },

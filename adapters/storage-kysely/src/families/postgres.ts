@@ -1,7 +1,8 @@
 // The Postgres strategy (a server shared by many processes): jsonb columns, "C" collation, and
 // every commit and thread read as ONE statement (see postgres-statements.ts for why).
 import { sql } from "kysely";
-import { postgresCommit, postgresLoadThread } from "../postgres-statements.js";
+import { commitGroups } from "../commit-groups.js";
+import { postgresCommit, postgresCommitGroup, postgresLoadThread } from "../postgres-statements.js";
 import { currentVersion } from "../transactional-statements.js";
 import { onConflictIgnore, onConflictUpsert } from "./on-conflict.js";
 import { errorFields, type SqlFamily } from "./sql-family.js";
@@ -40,8 +41,16 @@ export const postgresFamily: SqlFamily = {
   upsert: onConflictUpsert,
   ignoreConflict: onConflictIgnore,
 
+  groupCommits: (scope, options) =>
+    commitGroups(options, {
+      one: async (input, plan) => (await postgresCommit(scope, input, plan)).version,
+      group: (commits) => postgresCommitGroup(scope, commits),
+    }),
+
   async commit(scope, input, plan) {
-    const { version } = await postgresCommit(scope, input, plan);
+    const version = scope.commitGroups
+      ? await scope.commitGroups.commit(input, plan)
+      : (await postgresCommit(scope, input, plan)).version;
     if (version !== null) return { ok: true, version };
     // The guard matched nothing: read the version as it is now (the rare path).
     return {

@@ -3,6 +3,7 @@
 // which engine they talk to.
 import type { StorageCapabilities, StorageCommit, StorageCommitResult, ThreadSnapshot } from "@pai/core";
 import type { ColumnDataType, Expression, InsertQueryBuilder, InsertResult, Kysely } from "kysely";
+import type { CommitGroups, GroupCommitsOptions } from "../commit-groups.js";
 import type { CommitPlan, UpsertRule } from "../commit-plan.js";
 import type { DialectFamily } from "../dialect-family.js";
 import type { StatementSender } from "../prepared-statements.js";
@@ -28,6 +29,8 @@ export type StatementScope = {
   codec: RowCodec;
   /** Sends a finished statement text (named, i.e. prepared, where the family and driver allow). */
   send: StatementSender;
+  /** Where commits go when the family groups them (see `SqlFamily.groupCommits`). */
+  commitGroups?: CommitGroups;
 };
 
 export interface SqlFamily {
@@ -38,6 +41,11 @@ export interface SqlFamily {
   readonly capabilities: StorageCapabilities;
   /** The server keeps named statements per connection (a Postgres server; not PGlite, MySQL or SQLite). */
   readonly namedStatements: boolean;
+  /**
+   * Writes several threads' commits in one statement when they queue up (a Postgres server,
+   * whose many clients each pay a round trip and a log flush per statement).
+   */
+  readonly groupCommits?: (scope: StatementScope, options: Required<GroupCommitsOptions>) => CommitGroups;
 
   /** Physical column types; ids and stamps must compare byte-wise (see migrations). */
   readonly columnTypes: Record<ColumnKind, ColumnType>;
