@@ -69,10 +69,15 @@ async function main() {
   const engines = await openEngines();
   log(`# PAI benchmark (${new Date().toISOString()}, Node ${process.version})`);
   // PAI_BENCH_ONLY=parked runs just the parked-threads table (quick memory checks), =dispatch the
-  // dispatch table, =growth the growth table three times, =commit the floor and the step commit.
+  // dispatch table, =growth the growth table three times, =commit the floor and the step commit,
+  // =throughput the floor and the throughput table.
   const only = process.env.PAI_BENCH_ONLY;
   if (only === "commit") {
     await benchCommitStatement(engines, await benchFloors(engines));
+    return finish(engines);
+  }
+  if (only === "throughput") {
+    await throughputTable(engines, await benchFloors(engines));
     return finish(engines);
   }
   if (only === "dispatch") {
@@ -127,31 +132,35 @@ async function main() {
   results.parked = parked;
 
   if (!only) {
-    log();
-    log("### Throughput: concurrent two-step runs to completion, against the database's commit ceiling");
-    log("| engine   | concurrency | runs | runs/second | commits/run | ceiling runs/s | of ceiling |");
-    log("|----------|------------:|-----:|------------:|------------:|---------------:|--------------:|");
-    const throughput: unknown[] = [];
-    for (const engine of engines.filter(
-      (candidate) => candidate.name === "postgres" || candidate.name === "mariadb",
-    )) {
-      const counting = countingStorage(engine.storage, { bytes: false });
-      throughput.push({
-        engine: engine.name,
-        rows: await benchThroughput(
-          runtimeOn(counting.storage, "add"),
-          counting.counters,
-          engine.name,
-          floors.get(engine.name),
-          twoStepRun,
-          log,
-        ),
-      });
-    }
-    results.throughput = throughput;
+    await throughputTable(engines, floors);
     await benchDispatch(engines);
   }
   await finish(engines);
+}
+
+async function throughputTable(engines: BenchEngine[], floors: Map<string, SqlFloor>) {
+  log();
+  log("### Throughput: concurrent two-step runs to completion, against the database's commit ceiling");
+  log("| engine   | concurrency | runs | runs/second | commits/run | ceiling runs/s | of ceiling |");
+  log("|----------|------------:|-----:|------------:|------------:|---------------:|--------------:|");
+  const throughput: unknown[] = [];
+  for (const engine of engines.filter(
+    (candidate) => candidate.name === "postgres" || candidate.name === "mariadb",
+  )) {
+    const counting = countingStorage(engine.storage, { bytes: false });
+    throughput.push({
+      engine: engine.name,
+      rows: await benchThroughput(
+        runtimeOn(counting.storage, "add"),
+        counting.counters,
+        engine.name,
+        floors.get(engine.name),
+        twoStepRun,
+        log,
+      ),
+    });
+  }
+  results.throughput = throughput;
 }
 
 async function finish(engines: BenchEngine[]) {
