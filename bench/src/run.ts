@@ -3,6 +3,7 @@
  * measured in one process run and reported as ratios. See bench/README.md for how to read it.
  */
 import { writeFileSync } from "node:fs";
+import { kyselyStorage } from "@pai/storage-kysely";
 import { benchCommitStatement } from "./commit-statement.ts";
 import { countingStorage } from "./counting-storage.ts";
 import { benchDispatch } from "./dispatch.ts";
@@ -144,17 +145,33 @@ async function throughputTable(engines: BenchEngine[], floors: Map<string, SqlFl
   log("| engine   | concurrency | runs | runs/second | commits/run | ceiling runs/s | of ceiling |");
   log("|----------|------------:|-----:|------------:|------------:|---------------:|--------------:|");
   const throughput: unknown[] = [];
-  for (const engine of engines.filter(
-    (candidate) => candidate.name === "postgres" || candidate.name === "mariadb",
-  )) {
-    const counting = countingStorage(engine.storage, { bytes: false });
+  const runs = engines
+    .filter((candidate) => candidate.name === "postgres" || candidate.name === "mariadb")
+    .flatMap((engine) => {
+      const entry = {
+        engine: engine.name as string,
+        storage: engine.storage,
+        floor: floors.get(engine.name),
+      };
+      if (engine.name !== "postgres" || !engine.sql) return [entry];
+      // What group commit buys: the same tables and notifier, every commit in its own statement.
+      const ungrouped = kyselyStorage({
+        db: engine.sql.db,
+        tablePrefix: engine.sql.prefix,
+        groupCommits: false,
+        ...(engine.notifier ? { notifier: engine.notifier } : {}),
+      });
+      return [entry, { ...entry, engine: "postgres, groupCommits: false", storage: ungrouped }];
+    });
+  for (const run of runs) {
+    const counting = countingStorage(run.storage, { bytes: false });
     throughput.push({
-      engine: engine.name,
+      engine: run.engine,
       rows: await benchThroughput(
         runtimeOn(counting.storage, "add"),
         counting.counters,
-        engine.name,
-        floors.get(engine.name),
+        run.engine,
+        run.floor,
         twoStepRun,
         log,
       ),
