@@ -41,8 +41,15 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
     });
   const lastCard = (tool: string): Locator => page.getByTestId(`tool-${tool}`).last();
   const assistantText = () => page.getByTestId("message-assistant").last();
-  /** Sends a message in the open thread and waits until it is on screen. */
+  /**
+   * Sends a message in the open thread and waits until it is on screen. A run still finishing (a
+   * tool card shows "done" before the model's last step ends) refuses a new message, so it waits
+   * for the run first.
+   */
   const send = async (text: string) => {
+    await expect
+      .poll(() => page.getByTestId("run-status").getAttribute("data-status"), { timeout: STEP_MS })
+      .not.toBe("running");
     const before = await page.getByTestId("message-user").count();
     await page.getByTestId("composer").fill(text);
     await page.getByTestId("send").click();
