@@ -47,6 +47,22 @@ function heldSender() {
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A value Postgres refuses: the statement rolls back. */
+const refused = { severity: "ERROR", code: "22P05", message: "unsupported Unicode escape sequence" };
+
+/** Commits of "a" and "b" that waited behind "x" and went out together once it returned. */
+async function groupBehindBlocker() {
+  const held = heldSender();
+  const groups = commitGroups({ inFlight: 1, maxCommits: 16 }, held.sender);
+  const blocker = groups.commit(commitOf("x"), plan);
+  const a = groups.commit(commitOf("a"), plan);
+  const b = groups.commit(commitOf("b"), plan);
+  held.statements[0]!.finish();
+  await settle();
+  expect(held.statements.map((statement) => statement.threads)).toEqual([["x"], ["a", "b"]]);
+  return { ...held, blocker, a, b };
+}
+
 describe("nextGroup", () => {
   it("takes waiting commits in order, one per thread, up to the limit", () => {
     const waiting = ["a", "b", "a", "c", "d"].map((threadId) => ({ threadId }));
@@ -153,26 +169,12 @@ describe("commitGroups", () => {
   });
 
   it("sends each commit of a rolled-back group again on its own, so each gets its own outcome", async () => {
-    const { sender, statements, solo } = heldSender();
-    const groups = commitGroups({ inFlight: 1, maxCommits: 16 }, sender);
-    const blocker = groups.commit(commitOf("x"), plan);
-    const a = groups.commit(commitOf("a"), plan);
-    const b = groups.commit(commitOf("b"), plan);
-    statements[0]!.finish();
-    await settle();
-    statements[1]!.finish({
-      severity: "ERROR",
-      code: "22P05",
-      message: "unsupported Unicode escape sequence",
-    });
+    const { statements, solo, blocker, a, b } = await groupBehindBlocker();
+    statements[1]!.finish(refused);
     await settle();
     expect(statements.slice(2).map((statement) => statement.threads)).toEqual([["a"], ["b"]]);
     statements[2]!.finish();
-    statements[3]!.finish({
-      severity: "ERROR",
-      code: "22P05",
-      message: "unsupported Unicode escape sequence",
-    });
+    statements[3]!.finish(refused);
     await expect(blocker).resolves.toBe(2);
     await expect(a).resolves.toBe(2);
     await expect(b).rejects.toMatchObject({ code: "22P05" });
@@ -180,13 +182,7 @@ describe("commitGroups", () => {
   });
 
   it("fails every commit of a group whose outcome is unknown, and sends none again", async () => {
-    const { sender, statements, solo } = heldSender();
-    const groups = commitGroups({ inFlight: 1, maxCommits: 16 }, sender);
-    const blocker = groups.commit(commitOf("x"), plan);
-    const a = groups.commit(commitOf("a"), plan);
-    const b = groups.commit(commitOf("b"), plan);
-    statements[0]!.finish();
-    await settle();
+    const { statements, solo, blocker, a, b } = await groupBehindBlocker();
     const lost = new Error("Connection terminated unexpectedly");
     statements[1]!.finish(lost);
     await expect(a).rejects.toBe(lost);

@@ -86,6 +86,30 @@ const message = (threadId: string, messageId: string, text: string): ThreadEvent
   message: makeMessageRow({ threadId, messageId, position: 2, text }),
 });
 
+/** A commit at version 1 that writes one message, or nothing without `text`. */
+const edit = (threadId: string, text?: string, expectedVersion = 1): StorageCommit => ({
+  threadId,
+  expectedVersion,
+  now,
+  events: text === undefined ? [] : [message(threadId, "x", text)],
+});
+
+/**
+ * Sends `commits` while a commit of `blocker` holds the only statement slot, so they wait and
+ * go out together when it returns; settles each.
+ */
+async function behind(blocker: string, commits: StorageCommit[]) {
+  const held = grouped.commit(edit(blocker));
+  const results = await Promise.allSettled(commits.map((commit) => grouped.commit(commit)));
+  await held;
+  return results;
+}
+
+const value = <T>(result: PromiseSettledResult<T> | undefined): T => {
+  if (result?.status !== "fulfilled") throw new Error(`expected a result, got ${String(result?.status)}`);
+  return result.value;
+};
+
 /** Creates threads at version 1 on the grouped storage. */
 async function created(...threadIds: string[]) {
   for (const threadId of threadIds) {
@@ -160,74 +184,44 @@ suite("group commit on Postgres", () => {
   it("keeps each commit's version guard: a stale one writes nothing, the others of its group commit", async () => {
     await created("g-blocker", "g-stale", "g-b", "g-c");
     const before = { ...sent };
-    const blocker = grouped.commit({ threadId: "g-blocker", expectedVersion: 1, now, events: [] });
-    const [stale, b, c] = await Promise.all([
-      grouped.commit({
-        threadId: "g-stale",
-        expectedVersion: 5,
-        now,
-        events: [message("g-stale", "x", "lost")],
-      }),
-      grouped.commit({ threadId: "g-b", expectedVersion: 1, now, events: [message("g-b", "x", "kept")] }),
-      grouped.commit({ threadId: "g-c", expectedVersion: 1, now, events: [message("g-c", "x", "kept")] }),
+    const [stale, b, c] = await behind("g-blocker", [
+      edit("g-stale", "lost", 5),
+      edit("g-b", "kept"),
+      edit("g-c", "kept"),
     ]);
-    await blocker;
     expect(sent.group - before.group).toBe(1);
-    expect(stale).toEqual({ ok: false, reason: "conflict", currentVersion: 1 });
-    expect(b).toEqual({ ok: true, version: 2 });
-    expect(c).toEqual({ ok: true, version: 2 });
+    expect(value(stale)).toEqual({ ok: false, reason: "conflict", currentVersion: 1 });
+    expect(value(b)).toEqual({ ok: true, version: 2 });
+    expect(value(c)).toEqual({ ok: true, version: 2 });
     const staleThread = (await grouped.loadThread({ threadId: "g-stale" }))!;
     expect(staleThread.thread.version).toBe(1);
     expect(staleThread.messages).toEqual([]);
     expect(await grouped.readEvents({ threadId: "g-stale", afterVersion: 1 })).toEqual([]);
-    expect((await grouped.loadThread({ threadId: "g-b" }))!.messages.map((row) => row.messageId)).toEqual([
-      "x",
-    ]);
+    const kept = (await grouped.loadThread({ threadId: "g-b" }))!;
+    expect(kept.messages.map((row) => row.messageId)).toEqual(["x"]);
   });
 
   it("never puts two commits of one thread in a statement: of two racing writers exactly one wins", async () => {
     await created("r-blocker", "r-race", "r-other");
-    const blocker = grouped.commit({ threadId: "r-blocker", expectedVersion: 1, now, events: [] });
-    const [first, second, other] = await Promise.all([
-      grouped.commit({
-        threadId: "r-race",
-        expectedVersion: 1,
-        now,
-        events: [message("r-race", "x", "first")],
-      }),
-      grouped.commit({
-        threadId: "r-race",
-        expectedVersion: 1,
-        now,
-        events: [message("r-race", "x", "second")],
-      }),
-      grouped.commit({ threadId: "r-other", expectedVersion: 1, now, events: [] }),
+    const [first, second, other] = await behind("r-blocker", [
+      edit("r-race", "first"),
+      edit("r-race", "second"),
+      edit("r-other"),
     ]);
-    await blocker;
-    expect(first).toEqual({ ok: true, version: 2 });
-    expect(second).toEqual({ ok: false, reason: "conflict", currentVersion: 2 });
-    expect(other).toEqual({ ok: true, version: 2 });
+    expect(value(first)).toEqual({ ok: true, version: 2 });
+    expect(value(second)).toEqual({ ok: false, reason: "conflict", currentVersion: 2 });
+    expect(value(other)).toEqual({ ok: true, version: 2 });
     const race = (await grouped.loadThread({ threadId: "r-race" }))!;
     expect(race.messages.map((row) => row.message.parts)).toEqual([[{ type: "text", text: "first" }]]);
   });
 
   it("fails only the commit the server refuses; the rest of its group is sent again and commits", async () => {
     await created("e-blocker", "e-bad", "e-b");
-    const blocker = grouped.commit({ threadId: "e-blocker", expectedVersion: 1, now, events: [] });
     // Postgres' jsonb refuses the NUL character: the whole group statement fails with it.
-    const [bad, b] = await Promise.allSettled([
-      grouped.commit({
-        threadId: "e-bad",
-        expectedVersion: 1,
-        now,
-        events: [message("e-bad", "x", "nul \u0000")],
-      }),
-      grouped.commit({ threadId: "e-b", expectedVersion: 1, now, events: [message("e-b", "x", "fine")] }),
-    ]);
-    await blocker;
-    expect(bad.status).toBe("rejected");
+    const [bad, b] = await behind("e-blocker", [edit("e-bad", "nul \u0000"), edit("e-b", "fine")]);
+    expect(bad?.status).toBe("rejected");
     expect((bad as PromiseRejectedResult).reason).toMatchObject({ code: "INTERNAL" });
-    expect(b).toEqual({ status: "fulfilled", value: { ok: true, version: 2 } });
+    expect(value(b)).toEqual({ ok: true, version: 2 });
     const refused = (await grouped.loadThread({ threadId: "e-bad" }))!;
     expect(refused.thread.version).toBe(1);
     expect(refused.messages).toEqual([]);
