@@ -226,4 +226,45 @@ suite("group commit on Postgres", () => {
     expect(refused.thread.version).toBe(1);
     expect(refused.messages).toEqual([]);
   });
+  it("lets two instances group the same threads in opposite orders: every commit lands once or conflicts", async () => {
+    // A second storage on the same tables stands for another server. Its groups lock the same
+    // threads in the opposite order, so the two may deadlock; Postgres would then abort one
+    // statement, and its commits go again alone. Either way nothing but a conflict may surface.
+    const other = kyselyStorage({
+      db: (engine as TestEngine).db,
+      tablePrefix: (engine as TestEngine).prefix,
+      groupCommits: { inFlight: 1 },
+    });
+    const threads = Array.from({ length: 6 }, (_, index) => `x-${index}`);
+    await created("x-blocker-a", "x-blocker-b", ...threads);
+    let version = 1;
+    for (let round = 0; round < 8; round++) {
+      const send = (storage: StorageV1, blocker: string, order: string[], text: string) => {
+        const held = storage.commit({ threadId: blocker, expectedVersion: round + 1, now, events: [] });
+        return [
+          held,
+          ...order.map((threadId) => storage.commit(edit(threadId, `${text} ${round}`, version))),
+        ];
+      };
+      const results = await Promise.all([
+        ...send(grouped, "x-blocker-a", threads, "a"),
+        ...send(other, "x-blocker-b", [...threads].reverse(), "b"),
+      ]);
+      expect(results.filter((result) => !result.ok).every((result) => result.reason === "conflict")).toBe(
+        true,
+      );
+      for (const threadId of threads) {
+        const thread = (await grouped.loadThread({ threadId }))!;
+        // Exactly one of the two writers of this round moved the thread on.
+        expect(thread.thread.version).toBe(version + 1);
+      }
+      version++;
+    }
+    for (const threadId of threads) {
+      const batches = await grouped.readEvents({ threadId, afterVersion: 0 });
+      expect(batches.map((batch) => batch.version)).toEqual(
+        Array.from({ length: 9 }, (_, index) => index + 1),
+      );
+    }
+  });
 });
