@@ -80,25 +80,41 @@ const inline = new RowCodec({ encode: (value) => value, decode: (value) => value
 
 export type PostgresCommitResult = { version: number | null };
 
+/** The record type `jsonb_to_recordset` decodes rows of these columns into. */
+const recordTypeOf = (columns: Column[]) =>
+  sql.join(columns.map(([column, type]) => sql`${sql.ref(column)} ${sql.raw(type)}`));
+
 /**
- * The upsert of one table as a CTE: inserts the rows (decoded from one JSON parameter) only if
- * the thread's version guard `t` matched.
+ * The upsert of one table as a CTE: inserts the rows (decoded from one JSON parameter) only for
+ * a thread whose version guard `t` matched. A single commit's `t` has one row or none; a
+ * group's is joined on each row's thread.
  */
-function upsertCte(name: string, table: string, columns: Column[], write: TableWrite): RawBuilder<unknown> {
+function upsertCte(
+  name: string,
+  table: string,
+  columns: Column[],
+  rule: UpsertRule,
+  rows: string,
+  guard: "single" | "joined",
+): RawBuilder<unknown> {
   const names = sql.join(columns.map(([column]) => sql.ref(column)));
-  const recordType = sql.join(columns.map(([column, type]) => sql`${sql.ref(column)} ${sql.raw(type)}`));
+  const recordType = recordTypeOf(columns);
   const selected = sql.join(columns.map(([column]) => sql.ref(`x.${column}`)));
   const set = sql.join(
     upsertAssignments(
-      write.rule,
+      rule,
       (column) => sql.ref(`excluded.${column}`),
       (column) => sql.ref(`${table}.${column}`),
     ).map(([column, value]) => sql`${sql.ref(column)} = ${value}`),
   );
+  const source =
+    guard === "single"
+      ? sql`from t, jsonb_to_recordset(${rows}::jsonb) as x(${recordType})`
+      : sql`from jsonb_to_recordset(${rows}::jsonb) as x(${recordType}) join t on t.thread_id = x.thread_id`;
   return sql`${sql.ref(name)} as (
     insert into ${sql.table(table)} (${names})
-    select ${selected} from t, jsonb_to_recordset(${JSON.stringify(write.rows)}::jsonb) as x(${recordType})
-    on conflict (${sql.join(write.rule.keys.map((key) => sql.ref(key)))}) do update set ${set}
+    select ${selected} ${source}
+    on conflict (${sql.join(rule.keys.map((key) => sql.ref(key)))}) do update set ${set}
     returning 1
   )`;
 }
@@ -181,7 +197,7 @@ function buildCommit(
   const ctes: RawBuilder<unknown>[] = [guard];
   for (const write of writes) {
     const { name, columns } = cteOf[write.table];
-    ctes.push(upsertCte(name, t[write.table], columns, write));
+    ctes.push(upsertCte(name, t[write.table], columns, write.rule, JSON.stringify(write.rows), "single"));
   }
   ctes.push(sql`e as (
     insert into ${sql.table(t.threadEvents)} (thread_id, version, events, created_at)
@@ -263,30 +279,13 @@ const groupTexts = new Map<string, string>();
 function groupText(db: Kysely<any>, t: TableNames): string {
   let text = groupTexts.get(t.threads);
   if (text !== undefined) return text;
-  const recordType = (columns: Column[]) =>
-    sql.join(columns.map(([column, type]) => sql`${sql.ref(column)} ${sql.raw(type)}`));
   const threadNames = threadColumns.map(([column]) => column);
   const writes = groupTables.map((table) => {
     const { name, columns } = cteOf[table];
-    const rule: UpsertRule = upsertRules[table];
-    const set = sql.join(
-      upsertAssignments(
-        rule,
-        (column) => sql.ref(`excluded.${column}`),
-        (column) => sql.ref(`${t[table]}.${column}`),
-      ).map(([column, value]) => sql`${sql.ref(column)} = ${value}`),
-    );
-    return sql`${sql.ref(name)} as (
-    insert into ${sql.table(t[table])} (${sql.join(columns.map(([column]) => sql.ref(column)))})
-    select ${sql.join(columns.map(([column]) => sql.ref(`x.${column}`)))}
-    from jsonb_to_recordset(${"[]"}::jsonb) as x(${recordType(columns)})
-    join t on t.thread_id = x.thread_id
-    on conflict (${sql.join(rule.keys.map((key) => sql.ref(key)))}) do update set ${set}
-    returning 1
-  )`;
+    return upsertCte(name, t[table], columns, upsertRules[table], "[]", "joined");
   });
   const compiled = sql`with c as (
-    select * from jsonb_to_recordset(${"[]"}::jsonb) as x(${recordType(groupColumns)})
+    select * from jsonb_to_recordset(${"[]"}::jsonb) as x(${recordTypeOf(groupColumns)})
   ), ti as (
     insert into ${sql.table(t.threads)} (thread_id, ${sql.join(threadNames.map((column) => sql.ref(column)))}, version, updated_at)
     select thread_id, ${sql.join(threadNames.map((column) => sql.ref(column)))}, version, now from c where expected = 0
