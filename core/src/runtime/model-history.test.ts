@@ -1,6 +1,8 @@
 import { convertToModelMessages, type ToolSet, type UIMessage } from "ai";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import type { MessageRow } from "../state/rows.js";
+import { applyThreadEvent, type ThreadSnapshot } from "../state/snapshot.js";
 import { ModelHistory } from "./model-history.js";
 
 /** Stored rows of one thread, as a snapshot holds them. */
@@ -187,5 +189,58 @@ describe("ModelHistory", () => {
     } finally {
       lookups.mockRestore();
     }
+  });
+
+  it("does not compare a list the snapshot made from the last converted one, row by row", async () => {
+    const { tools } = toolsCounting();
+    const agent = {};
+    const history = new ModelHistory();
+    const row = (message: UIMessage, position: number) =>
+      ({
+        threadId: "t",
+        messageId: message.id,
+        position,
+        role: message.role,
+        message,
+      }) as unknown as MessageRow;
+    const messages = Array.from({ length: 50 }, (_, index) =>
+      index % 2 === 0 ? user(`u${index}`, `q${index}`) : assistant(`a${index}`, index),
+    );
+    // The first list counts every read of its entries.
+    let reads = 0;
+    const first: MessageRow[] = [];
+    messages.forEach((message, index) => {
+      const value = row(message, index + 1);
+      Object.defineProperty(first, index, {
+        get: () => {
+          reads++;
+          return value;
+        },
+        enumerable: true,
+        configurable: true,
+      });
+    });
+    const base = {
+      thread: {},
+      messages: first,
+      runs: [],
+      actions: [],
+      toolData: [],
+    } as unknown as ThreadSnapshot;
+    await history.convert(agent, "t", first, tools);
+    // A step appends a message, then replaces it: two lists, each made from the one before.
+    const asked = user("u50", "and now?");
+    const appended = applyThreadEvent(base, { type: "message-upserted", message: row(asked, 51) });
+    const answered = applyThreadEvent(appended, {
+      type: "message-upserted",
+      message: row(assistant("a51", 51), 52),
+    });
+    reads = 0;
+    const out = await history.convert(agent, "t", answered.messages, tools);
+    expect(reads).toBe(0);
+    expect(out).toEqual(await convertToModelMessages([...messages, asked, assistant("a51", 51)], { tools }));
+    // A list it did not make (read again from storage) is compared, and converts the same.
+    const reread = [...answered.messages];
+    expect(await history.convert(agent, "t", reread, tools)).toEqual(out);
   });
 });

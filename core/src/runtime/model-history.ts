@@ -1,4 +1,5 @@
 import { convertToModelMessages, type ModelMessage, type ToolSet, type UIMessage } from "ai";
+import { sharedMessagePrefix } from "../state/snapshot.js";
 
 /** A stored message row as the history reads it: only its UI message is converted. */
 export type HistoryRow = { readonly message: unknown };
@@ -46,16 +47,14 @@ export class ModelHistory {
     this.#threads.delete(threadId);
     const last: ThreadHistory = kept && kept.agent === agent ? kept : { agent, rows: [], ends: [], out: [] };
     // The longest run of rows the thread's last conversion started with (the same objects)
-    // keeps its output; the rest is dropped in place and converted again from the cache. Rows
-    // are compared, not their messages: a row is immutable, so the same row holds the same
-    // message, and comparing two arrays of references does not visit each row of a long thread
-    // (on a heap holding many threads, those visits were cache misses: 35 µs a step at 1,000).
-    let shared = 0;
-    const limit = Math.min(rows.length, last.rows.length);
-    while (shared < limit && rows[shared] === last.rows[shared]) shared++;
+    // keeps its output; the rest is dropped in place and converted again from the cache. A list
+    // the snapshot made from the last one by upserts says how much of it is unchanged; any other
+    // list is compared reference by reference (a row is immutable, so the same row holds the
+    // same message, and the rows themselves are not visited).
+    const shared =
+      last.rows.length === 0 ? 0 : (sharedMessagePrefix(rows, last.rows) ?? commonStart(rows, last.rows));
     last.out.length = shared === 0 ? 0 : last.ends[shared - 1]!;
     last.ends.length = shared;
-    last.rows.length = shared;
     for (let index = shared; index < rows.length; index++) {
       const row = rows[index]!;
       const message = row.message as UIMessage;
@@ -75,8 +74,9 @@ export class ModelHistory {
       }
       for (const modelMessage of converted) last.out.push(modelMessage);
       last.ends.push(last.out.length);
-      last.rows.push(row);
     }
+    // The caller's list is kept as it is, not copied: a snapshot's list never changes.
+    last.rows = rows;
     this.#threads.set(threadId, last);
     if (this.#threads.size > ModelHistory.MAX_THREADS) {
       const oldest = this.#threads.keys().next().value;
@@ -88,7 +88,15 @@ export class ModelHistory {
 }
 
 /** A thread's last conversion: its stored rows, where each one's model messages end, and the output. */
-type ThreadHistory = { agent: object; rows: HistoryRow[]; ends: number[]; out: ModelMessage[] };
+type ThreadHistory = { agent: object; rows: readonly HistoryRow[]; ends: number[]; out: ModelMessage[] };
+
+/** How many leading entries two lists share (the same references). */
+function commonStart(rows: readonly HistoryRow[], earlier: readonly HistoryRow[]): number {
+  const limit = Math.min(rows.length, earlier.length);
+  let shared = 0;
+  while (shared < limit && rows[shared] === earlier[shared]) shared++;
+  return shared;
+}
 
 function hasSdkApprovalRequest(message: UIMessage): boolean {
   return message.parts.some((part) => (part as { state?: string }).state === "approval-requested");

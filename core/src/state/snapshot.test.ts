@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { MessageRow, ThreadRow } from "./rows.js";
-import { applyThreadEvent, applyThreadEvents, type ThreadSnapshot } from "./snapshot.js";
+import { applyThreadEvent, applyThreadEvents, sharedMessagePrefix, type ThreadSnapshot } from "./snapshot.js";
 
 const NOW = "2026-01-01T00:00:00.000Z";
 
@@ -94,5 +94,65 @@ describe("applyThreadEvents", () => {
   it("gives what applying each event in turn gives", () => {
     const events = batch();
     expect(applyThreadEvents(empty, events)).toEqual(events.reduce(applyThreadEvent, empty));
+  });
+});
+
+describe("sharedMessagePrefix", () => {
+  /** The true length of the run of identical rows both lists start with. */
+  const commonStart = (a: readonly unknown[], b: readonly unknown[]) => {
+    let index = 0;
+    while (index < a.length && index < b.length && a[index] === b[index]) index++;
+    return index;
+  };
+
+  it("tells how many leading rows a list made by upserts shares with any list it came from", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({ id: fc.integer({ min: 0, max: 9 }), position: fc.integer({ min: 0, max: 9 }) }),
+          {
+            minLength: 20,
+            maxLength: 40,
+          },
+        ),
+        (writes) => {
+          const lists: MessageRow[][] = [empty.messages];
+          let snapshot = empty;
+          writes.forEach(({ id, position }, index) => {
+            snapshot = applyThreadEvent(snapshot, {
+              type: "message-upserted",
+              message: message(`m${id}`, position, `v${index}`),
+            });
+            lists.push(snapshot.messages);
+          });
+          const newest = lists.at(-1)!;
+          lists.forEach((earlier, index) => {
+            const hops = lists.length - 1 - index;
+            const known = sharedMessagePrefix(newest, earlier);
+            if (hops > 32) expect(known).toBeUndefined();
+            // Never more than the lists share (a prefix it reports is one), and exact for one upsert.
+            else if (hops <= 1) expect(known).toBe(commonStart(newest, earlier));
+            else expect(known).toBeLessThanOrEqual(commonStart(newest, earlier));
+          });
+        },
+      ),
+    );
+  });
+
+  it("knows nothing of lists it did not make", () => {
+    const one = [message("a", 1)];
+    expect(sharedMessagePrefix(one, [...one])).toBeUndefined();
+    expect(sharedMessagePrefix(one, one)).toBe(1);
+    const grown = applyThreadEvent(
+      { ...empty, messages: one },
+      { type: "message-upserted", message: message("b", 2) },
+    );
+    expect(sharedMessagePrefix(grown.messages, one)).toBe(1);
+    // Replacing the first row keeps nothing; inserting before the last keeps what precedes it.
+    const replaced = applyThreadEvent(grown, { type: "message-upserted", message: message("a", 1, "again") });
+    expect(sharedMessagePrefix(replaced.messages, grown.messages)).toBe(0);
+    const inserted = applyThreadEvent(grown, { type: "message-upserted", message: message("c", 1.5) });
+    expect(inserted.messages.map((row) => row.messageId)).toEqual(["a", "c", "b"]);
+    expect(sharedMessagePrefix(inserted.messages, grown.messages)).toBe(1);
   });
 });
