@@ -1,6 +1,7 @@
 // The growth table: PAI's share of one turn on threads of 10, 100 and 1000 messages.
 import type { Pai } from "@pai/core";
 import { internalsOf } from "@pai/core/testing";
+import { memoryStorage } from "@pai/storage-memory";
 import { convertToModelMessages, generateText, type ModelMessage, stepCountIs, type UIMessage } from "ai";
 import { countingStorage } from "./counting-storage.ts";
 import type { BenchEngine } from "./engines.ts";
@@ -61,19 +62,28 @@ async function seededHistory(count: number): Promise<ModelMessage[]> {
 }
 
 /**
- * One two-step turn on threads of N messages. Every thread is seeded, and has had one unmeasured
- * turn, before any turn is measured: measured right after its own seeding, a turn paid for
- * collecting the garbage of writing 1,000 rows, and the table showed that instead of the turn.
- * Then rounds: each round takes one more turn on every thread, sizes taking turns, and times the
- * bare AI SDK call on the same history right after each PAI turn, so both see the same heap and
- * the same machine (timed in a separate pass, the baseline ran hot and on another minute's CPU).
- * PAI's own share is the median of each turn's time minus its bare call's. A thread grows by
- * two messages a turn (the question and the answer): the 10-message threads end at 24.
+ * One two-step turn on threads of N messages, in blocks. A block seeds fresh threads (20 of each
+ * size) and gives each one unmeasured turn before any turn is measured: measured right after its
+ * own seeding, a turn paid for collecting the garbage of writing 1,000 rows, and the table
+ * showed that instead of the turn. Then rounds: each round takes one more turn on every thread,
+ * sizes taking turns, and times the bare AI SDK call on the same history right after each PAI
+ * turn, so both see the same heap and the same machine (timed in a separate pass, the baseline
+ * ran hot and on another minute's CPU). PAI's own share is the median of each turn's time minus
+ * its bare call's, over every block. A thread grows by two messages a turn (the question and the
+ * answer): the 10-message threads end at 24. More turns per thread would grow them further, and
+ * more threads at once would outnumber the model history's per-thread record (64 threads);
+ * blocks of fresh threads give the median five times the pairs without either.
  */
 export async function benchGrowth(engines: BenchEngine[]) {
   const sizes = [10, 100, 1000];
   const threadsPerSize = 20;
   const turnsPerThread = 6;
+  // Blocks of fresh threads. One block's 120 pairs left the memory engine's median at 1,000
+  // messages swinging by ±40 µs between runs of the same build, on a share of about 0.1 ms:
+  // each pair's difference carries the jitter of the SDK's own work on 1,000 messages (0.3 ms
+  // between quartiles). Five blocks narrow the median's own error; twenty did not narrow the
+  // spread between runs any further (bench/README.md, eighth pass).
+  const blocks = 5;
   const bareModel = turnModel("add");
   const histories = new Map<number, ModelMessage[]>();
   for (const size of sizes) histories.set(size, await seededHistory(size));
@@ -97,48 +107,66 @@ export async function benchGrowth(engines: BenchEngine[]) {
   );
   const growth: unknown[] = [];
   for (const engine of engines) {
-    const counting = countingStorage(engine.storage);
-    const pai = runtimeOn(counting.storage, "add");
-    const turn = async (threadId: string) => {
-      await pai.service.threads.send({ identity, threadId, message: { text: "1+2?" } });
-      await pai.waitForIdle(threadId);
+    // Each block drives its threads with a runtime of its own and, on the memory engine, a
+    // storage of its own: one storage for every block held 100,000 messages by the last, whose
+    // collection ran during the timed turns (a server process holds the threads it serves, not
+    // every thread it ever served).
+    const open = () => {
+      const counting = countingStorage(engine.name === "memory" ? memoryStorage() : engine.storage);
+      const pai = runtimeOn(counting.storage, "add");
+      const turn = async (threadId: string) => {
+        await pai.service.threads.send({ identity, threadId, message: { text: "1+2?" } });
+        await pai.waitForIdle(threadId);
+      };
+      return { counting, pai, turn };
     };
-    // PAI is warmed like the bare call: 3 s of turns, on threads of each size that are not
+    // PAI is warmed like the bare call: 5 s of turns, on threads of each size that are not
     // measured (they grow as they go). Without it, a table run on its own measured PAI's code
     // before V8 had optimized it, and its loops over 1,000 messages ran in the interpreter.
+    const warm = open();
     const warmThreads: string[] = [];
-    for (const size of sizes) warmThreads.push(await seedThread(pai, size));
-    const warmUntil = performance.now() + 3000;
-    while (performance.now() < warmUntil) for (const threadId of warmThreads) await turn(threadId);
-    const threads = new Map<number, string[]>(sizes.map((size) => [size, []]));
-    for (let index = 0; index < threadsPerSize; index++) {
-      for (const size of sizes) {
-        const threadId = await seedThread(pai, size);
-        await turn(threadId);
-        threads.get(size)!.push(threadId);
-      }
-    }
+    for (const size of sizes) warmThreads.push(await seedThread(warm.pai, size));
+    const warmUntil = performance.now() + 5000;
+    while (performance.now() < warmUntil) for (const threadId of warmThreads) await warm.turn(threadId);
+    await warm.pai.close();
     const samples = new Map(sizes.map((size) => [size, [] as number[]]));
     const bareSamples = new Map(sizes.map((size) => [size, [] as number[]]));
     const counted = new Map(sizes.map((size) => [size, { bytes: 0, commits: 0, calls: 0 }]));
-    for (let round = 0; round < turnsPerThread; round++) {
+    for (let block = 0; block < blocks; block++) {
+      const { counting, pai, turn } = open();
+      const threads = new Map<number, string[]>(sizes.map((size) => [size, []]));
       for (let index = 0; index < threadsPerSize; index++) {
         for (const size of sizes) {
-          const before = { ...counting.counters };
-          let started = performance.now();
-          await turn(threads.get(size)![index]!);
-          samples.get(size)!.push(performance.now() - started);
-          const count = counted.get(size)!;
-          count.bytes += counting.counters.bytesWritten - before.bytesWritten;
-          count.commits += counting.counters.commits - before.commits;
-          count.calls += counting.counters.calls - before.calls;
-          started = performance.now();
-          await bareTurn(size);
-          bareSamples.get(size)!.push(performance.now() - started);
+          const threadId = await seedThread(pai, size);
+          await turn(threadId);
+          threads.get(size)!.push(threadId);
         }
       }
+      // The timed rounds start on a collected heap, not inside the collection of the seeding.
+      (globalThis as { gc?: () => void }).gc?.();
+      for (let round = 0; round < turnsPerThread; round++) {
+        // The sizes take turns in a rotating order, so no size's turns always come right after
+        // the same size's bare call and pay for what it left (its garbage, mostly).
+        const order = sizes.map((_, at) => sizes[(at + round) % sizes.length]!);
+        for (let index = 0; index < threadsPerSize; index++) {
+          for (const size of order) {
+            const before = { ...counting.counters };
+            let started = performance.now();
+            await turn(threads.get(size)![index]!);
+            samples.get(size)!.push(performance.now() - started);
+            const count = counted.get(size)!;
+            count.bytes += counting.counters.bytesWritten - before.bytesWritten;
+            count.commits += counting.counters.commits - before.commits;
+            count.calls += counting.counters.calls - before.calls;
+            started = performance.now();
+            await bareTurn(size);
+            bareSamples.get(size)!.push(performance.now() - started);
+          }
+        }
+      }
+      await pai.close();
     }
-    const turns = threadsPerSize * turnsPerThread;
+    const turns = blocks * threadsPerSize * turnsPerThread;
     let ownAt10 = Number.NaN;
     for (const size of sizes) {
       const measurement = summarize(`${engine.name} ${size}`, samples.get(size)!);
@@ -170,7 +198,6 @@ export async function benchGrowth(engines: BenchEngine[]) {
         ...perTurn,
       });
     }
-    await pai.close();
   }
   results.growth = growth;
   return growth;
