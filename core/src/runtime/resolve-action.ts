@@ -35,7 +35,10 @@ export type ResolveRequest = {
   idempotencyKey?: string | null;
   clientTools?: ClientToolSnapshot[];
   clientData?: JsonValue | null;
-  /** The thread as the caller just read it (saves a second read). */
+  /**
+   * The thread as the caller read it or as this process kept it (saves a read): the commit is
+   * guarded by its version, and an action it lacks is looked up again on a fresh read.
+   */
   snapshot?: ThreadSnapshot;
 };
 
@@ -43,8 +46,16 @@ export async function resolveAction(
   rt: RuntimeCore,
   input: ResolveRequest,
 ): Promise<{ action: ActionRow; version: number }> {
-  const snapshot = input.snapshot ?? (await rt.store.require(input.threadId));
-  const action = snapshot.actions.find((candidate) => candidate.actionId === input.actionId);
+  let snapshot = input.snapshot ?? (await rt.store.require(input.threadId));
+  let action = snapshot.actions.find((candidate) => candidate.actionId === input.actionId);
+  if (!action && input.snapshot) {
+    // The caller's snapshot may be one this process kept, from before another server created
+    // the action: only a fresh read may say it does not exist. Everything else it says holds
+    // (an action's definition never changes and its state only moves on), and the commit
+    // below is guarded by the snapshot's version.
+    snapshot = await rt.store.require(input.threadId);
+    action = snapshot.actions.find((candidate) => candidate.actionId === input.actionId);
+  }
   if (!action) throw new PaiError("NOT_FOUND", `No action ${input.actionId} in thread ${input.threadId}.`);
   const idempotencyKey = input.idempotencyKey ?? null;
   if (action.state !== "pending") {

@@ -252,7 +252,9 @@ export function createService<TIdentity, TAgent = unknown>(
         return { items: page.actions, nextCursor: page.nextCursor };
       },
       async submit({ identity, threadId, actionId, name, payload, idempotencyKey, clientTools, clientData }) {
-        const { snapshot, scope } = await ownThread(identity, threadId);
+        // An answer commits against the thread's version: a kept snapshot stands in for a read
+        // (resolveAction reads again before it reports an action it does not find).
+        const { snapshot, scope } = await ownThread(identity, threadId, "write");
         if (name !== undefined) {
           const named = snapshot.actions.find((action) => action.actionId === actionId);
           if (named && named.name !== requireString(name, "name")) {
@@ -285,7 +287,7 @@ export function createService<TIdentity, TAgent = unknown>(
         });
       },
       async cancel({ identity, threadId, actionId, reason, idempotencyKey }) {
-        const { snapshot, scope } = await ownThread(identity, threadId);
+        const { snapshot, scope } = await ownThread(identity, threadId, "write");
         return engine.resolve({
           snapshot,
           threadId: snapshot.thread.threadId,
@@ -299,7 +301,7 @@ export function createService<TIdentity, TAgent = unknown>(
         });
       },
       async fail({ identity, threadId, actionId, error, idempotencyKey }) {
-        const { snapshot, scope } = await ownThread(identity, threadId);
+        const { snapshot, scope } = await ownThread(identity, threadId, "write");
         return engine.resolve({
           snapshot,
           threadId: snapshot.thread.threadId,

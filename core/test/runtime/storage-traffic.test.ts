@@ -69,9 +69,9 @@ describe("storage traffic", () => {
     counts.readEvents = 0;
     await t.pai.service.actions.submit({ identity: t.identity, threadId, actionId, payload: { ok: true } });
     await t.pai.waitForIdle(threadId);
-    // One read of what changed, to check the action; the re-entered tool and the driver work on
-    // the committed snapshot.
-    expect(counts).toMatchObject({ loadThread: 0, readEvents: 1 });
+    // No read: the answer is checked and committed against the snapshot this process kept (its
+    // version guards the commit), and the re-entered tool and the driver work on the committed one.
+    expect(counts).toMatchObject({ loadThread: 0, readEvents: 0 });
     const done = await t.snapshot(threadId);
     expect(done.runs.at(-1)?.status).toBe("completed");
     // The submit's commit takes the lease, the re-entered tool hands it to the driver, and a
@@ -256,6 +256,66 @@ describe("thread snapshots between turns", () => {
     await second.close();
   });
 
+  it("an answer on a server whose kept snapshot predates the action reads again, and is taken", async () => {
+    const shared = memoryStorage();
+    const agent = defineAgent({ tools: { approve } });
+    const first = await createTestRuntime({ agent, storage: shared, model: [{ text: "shipped" }] });
+    const second = await createTestRuntime({
+      agent,
+      storage: shared,
+      model: [{ toolCalls: [{ toolName: "approve", input: {} }] }],
+    });
+    // The first server created the thread and keeps it; the second parks a run on it.
+    const threadId = await first.createThread();
+    const waiting = await second.send(threadId, "ship?");
+    const actionId = waiting.actions[0]!.actionId;
+    const done = await first.submit(threadId, actionId, { ok: true });
+    expect(done.runs.at(-1)?.status).toBe("completed");
+    expect(done.actions[0]).toMatchObject({ actionId, state: "submitted" });
+    // An action that exists nowhere is still refused, after that fresh read.
+    const unknown = await first.pai.service.actions
+      .submit({ identity: first.identity, threadId, actionId: "no-such-action", payload: { ok: true } })
+      .catch((error) => error);
+    expect(unknown).toMatchObject({ code: "NOT_FOUND" });
+    await first.close();
+    await second.close();
+  });
+
+  it("an answer on a kept snapshot that another server already answered: replayed for its key, refused otherwise", async () => {
+    const shared = memoryStorage();
+    const agent = defineAgent({ tools: { approve } });
+    const first = await createTestRuntime({
+      agent,
+      storage: shared,
+      model: [{ toolCalls: [{ toolName: "approve", input: {} }] }],
+    });
+    const second = await createTestRuntime({ agent, storage: shared, model: [{ text: "shipped" }] });
+    const threadId = await first.createThread();
+    // The first server parks the run and keeps the snapshot with the action pending.
+    const waiting = await first.send(threadId, "ship?");
+    const actionId = waiting.actions[0]!.actionId;
+    const answer = { identity: first.identity, threadId, actionId, payload: { ok: true } };
+    const won = await second.pai.service.actions.submit({ ...answer, idempotencyKey: "answer-1" });
+    await second.pai.waitForIdle(threadId);
+    // The first server's kept snapshot still shows the action pending: its commit conflicts,
+    // and the answer is decided again on what storage holds.
+    const replayed = await first.pai.service.actions.submit({ ...answer, idempotencyKey: "answer-1" });
+    expect(replayed).toEqual(won);
+    const refused = await first.pai.service.actions
+      .submit({ ...answer, idempotencyKey: "answer-2" })
+      .catch((error) => error);
+    expect(refused).toMatchObject({ code: "CONFLICT" });
+    const cancelled = await first.pai.service.actions
+      .cancel({ identity: first.identity, threadId, actionId })
+      .catch((error) => error);
+    expect(cancelled).toMatchObject({ code: "CONFLICT" });
+    const thread = await first.pai.service.threads.get({ identity: first.identity, threadId });
+    expect(thread.runs.at(-1)?.status).toBe("completed");
+    expect(thread.actions.filter((action) => action.state === "submitted")).toHaveLength(1);
+    await first.close();
+    await second.close();
+  });
+
   it("a parked thread is kept like an idle one, bounded, and answered after one read of what changed", async () => {
     const { storage, counts } = countingReads(memoryStorage());
     const t = await createTestRuntime({
@@ -276,7 +336,8 @@ describe("thread snapshots between turns", () => {
     const actionId = seen.actions.find((action) => action.state === "pending")!.actionId;
     await t.pai.service.actions.submit({ identity: t.identity, threadId, actionId, payload: { ok: true } });
     await t.pai.waitForIdle(threadId);
-    expect(counts).toMatchObject({ loadThread: 0, readEvents: 2 });
+    // The read brings the kept snapshot up to date; the answer commits against it without a read.
+    expect(counts).toMatchObject({ loadThread: 0, readEvents: 1 });
     // Ten thousand parked threads would cost what 64 do.
     for (let index = 0; index < 70; index++) await t.send(await t.createThread(), "ship?");
     expect(internalsOf(t.pai).store.cachedThreads).toBe(0);
