@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { MessageRow, ThreadRow } from "./rows.js";
@@ -154,5 +156,25 @@ describe("sharedMessagePrefix", () => {
     const inserted = applyThreadEvent(grown, { type: "message-upserted", message: message("c", 1.5) });
     expect(inserted.messages.map((row) => row.messageId)).toEqual(["a", "c", "b"]);
     expect(sharedMessagePrefix(inserted.messages, grown.messages)).toBe(1);
+  });
+
+  it("does not keep the earlier lists of a thread alive", async () => {
+    // `gc` even when node was started without `--expose-gc`.
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    let snapshot = empty;
+    const earlier: WeakRef<MessageRow[]>[] = [];
+    for (let index = 0; index < 20; index++) {
+      snapshot = applyThreadEvent(snapshot, {
+        type: "message-upserted",
+        message: message(`m${index}`, index),
+      });
+      earlier.push(new WeakRef(snapshot.messages));
+    }
+    // A weak reference holds its target until the current job ends.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    gc();
+    expect(earlier.slice(0, -1).filter((ref) => ref.deref() !== undefined)).toEqual([]);
+    expect(earlier.at(-1)!.deref()).toBe(snapshot.messages);
   });
 });

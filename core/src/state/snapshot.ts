@@ -58,32 +58,34 @@ function appended<T>(rows: readonly T[], row: T): T[] {
 
 /**
  * Where each message list came from: the list it was made from and how many leading rows the
- * two share. Kept weakly, by the newer list. A reader that kept an earlier list of the same
- * thread (the model history) learns what is unchanged in a few lookups instead of comparing a
- * long thread row by row: on a heap holding many threads, that comparison read two cold arrays
- * of a thousand references, twice a turn.
+ * two share. Kept weakly, by the newer list, and the older list is held by a weak reference: a
+ * thread's current list must not keep every earlier version of itself alive. A reader that
+ * kept an earlier list of the same thread (the model history) learns what is unchanged in a few
+ * lookups instead of comparing a long thread row by row: on a heap holding many threads, that
+ * comparison read two cold arrays of a thousand references, twice a turn.
  */
-const messageLineage = new WeakMap<readonly unknown[], { from: readonly unknown[]; kept: number }>();
+const messageLineage = new WeakMap<readonly unknown[], { from: WeakRef<readonly unknown[]>; kept: number }>();
 
 /** The furthest a lineage is followed: a reader further behind than this compares instead. */
 const MAX_LINEAGE_HOPS = 32;
 
 /**
  * How many leading rows `rows` shares with `earlier` (the same row objects), when `rows` was
- * made from `earlier` by message upserts; `undefined` when their lineage does not say.
+ * made from `earlier` by message upserts; `undefined` when their lineage does not say (a list
+ * made otherwise, too many upserts apart, or a list in between already collected).
  */
 export function sharedMessagePrefix(
   rows: readonly unknown[],
   earlier: readonly unknown[],
 ): number | undefined {
   let kept = rows.length;
-  let list = rows;
-  for (let hop = 0; hop <= MAX_LINEAGE_HOPS; hop++) {
+  let list: readonly unknown[] | undefined = rows;
+  for (let hop = 0; hop <= MAX_LINEAGE_HOPS && list !== undefined; hop++) {
     if (list === earlier) return Math.min(kept, earlier.length);
     const link = messageLineage.get(list);
     if (link === undefined) return undefined;
     kept = Math.min(kept, link.kept);
-    list = link.from;
+    list = link.from.deref();
   }
   return undefined;
 }
@@ -100,7 +102,7 @@ export function applyThreadEvent(snapshot: ThreadSnapshot, event: ThreadEvent): 
         (a, b) => a.messageId === b.messageId,
         (a, b) => a.position - b.position,
       );
-      messageLineage.set(next, { from: snapshot.messages, kept });
+      messageLineage.set(next, { from: new WeakRef(snapshot.messages), kept });
       return { ...snapshot, messages: next };
     }
     case "run-upserted":
