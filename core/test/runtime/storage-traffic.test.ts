@@ -1,4 +1,5 @@
-import { defineAgent, defineTool, type StorageV1 } from "@pai/core";
+import { type AgentLike, defineAgent, defineTool, type StorageV1 } from "@pai/core";
+import type { ScriptedStep } from "@pai/core/testing";
 import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
@@ -37,6 +38,18 @@ function countingReads(inner: StorageV1) {
     },
   };
   return { storage, counts };
+}
+
+/** Two servers (runtimes) of one agent on one memory storage, each with its own scripted model. */
+async function twoServers<const TAgent extends AgentLike>(
+  agent: TAgent,
+  firstModel: ScriptedStep[],
+  secondModel: ScriptedStep[],
+) {
+  const storage = memoryStorage();
+  const first = await createTestRuntime({ agent, storage, model: firstModel });
+  const second = await createTestRuntime({ agent, storage, model: secondModel });
+  return { first, second, storage };
 }
 
 const approve = defineTool({
@@ -83,14 +96,11 @@ describe("storage traffic", () => {
 
 describe("leases across servers", () => {
   it("another server resumes a run this one parked at once, although the parked run kept its lease", async () => {
-    const shared = memoryStorage();
-    const agent = defineAgent({ tools: { approve } });
-    const first = await createTestRuntime({
-      agent,
-      storage: shared,
-      model: [{ toolCalls: [{ toolName: "approve", input: {} }] }],
-    });
-    const second = await createTestRuntime({ agent, storage: shared, model: [{ text: "done" }] });
+    const { first, second } = await twoServers(
+      defineAgent({ tools: { approve } }),
+      [{ toolCalls: [{ toolName: "approve", input: {} }] }],
+      [{ text: "done" }],
+    );
     const threadId = await first.createThread();
     const waiting = await first.send(threadId, "ship?");
     expect(waiting.runs.at(-1)?.status).toBe("waiting");
@@ -130,10 +140,11 @@ describe("thread snapshots between turns", () => {
   });
 
   it("a change committed by another server is seen on the next read", async () => {
-    const shared = memoryStorage();
-    const agent = defineAgent({ tools: { add } });
-    const first = await createTestRuntime({ agent, storage: shared, model: [{ text: "one" }] });
-    const second = await createTestRuntime({ agent, storage: shared, model: [{ text: "two" }] });
+    const {
+      first,
+      second,
+      storage: shared,
+    } = await twoServers(defineAgent({ tools: { add } }), [{ text: "one" }], [{ text: "two" }]);
     const threadId = await first.createThread();
     await first.send(threadId, "hello");
     await second.send(threadId, "hello from elsewhere");
@@ -219,18 +230,11 @@ describe("thread snapshots between turns", () => {
   });
 
   it("a kept snapshot gone stale behind another server's changes gives the same answers as a fresh read", async () => {
-    const shared = memoryStorage();
-    const agent = defineAgent({ tools: { add, approve } });
-    const first = await createTestRuntime({
-      agent,
-      storage: shared,
-      model: [{ text: "one" }, { text: "three" }],
-    });
-    const second = await createTestRuntime({
-      agent,
-      storage: shared,
-      model: [{ text: "two" }, { toolCalls: [{ toolName: "approve", input: {} }] }],
-    });
+    const { first, second } = await twoServers(
+      defineAgent({ tools: { add, approve } }),
+      [{ text: "one" }, { text: "three" }],
+      [{ text: "two" }, { toolCalls: [{ toolName: "approve", input: {} }] }],
+    );
     const threadId = await first.createThread();
     await first.send(threadId, "one");
     // Another server answers a turn: the first server's kept snapshot is now behind.
@@ -257,14 +261,11 @@ describe("thread snapshots between turns", () => {
   });
 
   it("an answer on a server whose kept snapshot predates the action reads again, and is taken", async () => {
-    const shared = memoryStorage();
-    const agent = defineAgent({ tools: { approve } });
-    const first = await createTestRuntime({ agent, storage: shared, model: [{ text: "shipped" }] });
-    const second = await createTestRuntime({
-      agent,
-      storage: shared,
-      model: [{ toolCalls: [{ toolName: "approve", input: {} }] }],
-    });
+    const { first, second } = await twoServers(
+      defineAgent({ tools: { approve } }),
+      [{ text: "shipped" }],
+      [{ toolCalls: [{ toolName: "approve", input: {} }] }],
+    );
     // The first server created the thread and keeps it; the second parks a run on it.
     const threadId = await first.createThread();
     const waiting = await second.send(threadId, "ship?");
@@ -282,14 +283,11 @@ describe("thread snapshots between turns", () => {
   });
 
   it("an answer on a kept snapshot that another server already answered: replayed for its key, refused otherwise", async () => {
-    const shared = memoryStorage();
-    const agent = defineAgent({ tools: { approve } });
-    const first = await createTestRuntime({
-      agent,
-      storage: shared,
-      model: [{ toolCalls: [{ toolName: "approve", input: {} }] }],
-    });
-    const second = await createTestRuntime({ agent, storage: shared, model: [{ text: "shipped" }] });
+    const { first, second } = await twoServers(
+      defineAgent({ tools: { approve } }),
+      [{ toolCalls: [{ toolName: "approve", input: {} }] }],
+      [{ text: "shipped" }],
+    );
     const threadId = await first.createThread();
     // The first server parks the run and keeps the snapshot with the action pending.
     const waiting = await first.send(threadId, "ship?");
