@@ -11,6 +11,7 @@ import {
   upsertRules,
 } from "./commit-plan.js";
 import type { StatementScope } from "./families/sql-family.js";
+import { plainStatements } from "./prepared-statements.js";
 import { type DbRow, RowCodec } from "./row-codec.js";
 import type { TableNames } from "./table-names.js";
 
@@ -321,6 +322,14 @@ function groupText(db: Kysely<any>, t: TableNames): string {
  * Writes several planned commits, of distinct threads, in one statement (see `groupText`).
  * The statement is atomic: a server error rolls every commit of the group back. Returns each
  * commit's new version, or `null` where its guard did not match.
+ *
+ * Sent as plain text, planned for the tables as they are at each execution, unlike the single
+ * commit. Prepared, a connection kept the generic plan it made while the threads table was a
+ * few pages: a hash join over a scan of the whole table, which cost 11 ms a group once the table
+ * held 18,000 threads, until autovacuum's next ANALYZE invalidated the plan. A single commit
+ * finds its thread by key equality, which the planner takes through the index at any size.
+ * Planning it each time took 0.3 to 1.7 ms in `EXPLAIN ANALYZE`, shared by the group's commits
+ * (about 16 under load; bench/README.md, ninth pass).
  */
 export async function postgresCommitGroup(
   scope: StatementScope,
@@ -341,7 +350,7 @@ export async function postgresCommitGroup(
     });
     for (const write of tableWrites(input, plan, inline)) tables[write.table].push(...write.rows);
   }
-  const result = await scope.send<{ thread_id: string; version: number | string }>(
+  const result = await plainStatements(scope.db)<{ thread_id: string; version: number | string }>(
     groupText(scope.db, scope.tables),
     [JSON.stringify(rows), ...groupTables.map((table) => JSON.stringify(tables[table]))],
   );

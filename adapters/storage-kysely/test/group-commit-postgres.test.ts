@@ -2,7 +2,7 @@
 // statement, each keeps its own version guard, and what lands is what separate statements write.
 import type { StorageCommit, StorageCommitResult, StorageV1, ThreadEvent } from "@pai/core";
 import { makeActionRow, makeMessageRow, makeRunRow, makeThreadRow, makeToolDataRow } from "@pai/core/testing";
-import { Kysely, PostgresDialect } from "kysely";
+import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kyselyStorage, migrateToLatest, tableNames } from "../src/index.js";
@@ -226,6 +226,42 @@ suite("group commit on Postgres", () => {
     expect(refused.thread.version).toBe(1);
     expect(refused.messages).toEqual([]);
   });
+  it("plans each group statement afresh, so a plan made while the tables were small is never kept", async () => {
+    // One connection, so the server's list of statements it keeps prepared is this storage's.
+    const single = new Kysely<any>({
+      dialect: new PostgresDialect({
+        pool: new pg.Pool({
+          connectionString: process.env.PAI_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test",
+          max: 1,
+        }),
+      }),
+    });
+    try {
+      const { prefix } = engine as TestEngine;
+      const storage = kyselyStorage({ db: single, tablePrefix: prefix, groupCommits: { inFlight: 1 } });
+      const threads = Array.from({ length: 4 }, (_, index) => `p-${index}`);
+      await created("p-blocker", ...threads);
+      // More rounds than Postgres takes before it settles on a prepared statement's generic plan.
+      for (let round = 0; round < 7; round++) {
+        const held = storage.commit({ threadId: "p-blocker", expectedVersion: round + 1, now, events: [] });
+        const results = await Promise.all(
+          threads.map((threadId) => storage.commit(edit(threadId, `round ${round}`, round + 1))),
+        );
+        expect(results).toEqual(threads.map(() => ({ ok: true, version: round + 2 })));
+        expect(await held).toEqual({ ok: true, version: round + 2 });
+      }
+      const { rows } = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(
+        single,
+      );
+      const ours = rows.filter((row) => row.statement.includes(`${prefix}thread_events`));
+      // The single commits are prepared; the group statement, which joins on the threads table, is not.
+      expect(ours.some((row) => /^\s*with t as/.test(row.statement))).toBe(true);
+      expect(ours.filter((row) => row.statement.includes("union all"))).toEqual([]);
+    } finally {
+      await single.destroy();
+    }
+  });
+
   it("lets two instances group the same threads in opposite orders: every commit lands once or conflicts", async () => {
     // A second storage on the same tables stands for another server. Its groups lock the same
     // threads in the opposite order, so the two may deadlock; Postgres would then abort one
