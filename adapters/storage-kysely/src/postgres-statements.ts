@@ -325,11 +325,11 @@ function groupText(db: Kysely<any>, t: TableNames): string {
  *
  * Sent as plain text, planned for the tables as they are at each execution, unlike the single
  * commit. Prepared, a connection kept the generic plan it made while the threads table was a
- * few pages: a hash join over a scan of the whole table, which cost 11 ms a group once the table
- * held 18,000 threads, until autovacuum's next ANALYZE invalidated the plan. A single commit
- * finds its thread by key equality, which the planner takes through the index at any size.
- * Planning it each time took 0.3 to 1.7 ms in `EXPLAIN ANALYZE`, shared by the group's commits
- * (about 16 under load; bench/README.md, ninth pass).
+ * few pages: a hash join over a scan of the whole table, which cost 11 ms a group once the
+ * table held 18,000 threads, until something (autovacuum's next ANALYZE) invalidated the plan.
+ * A single commit finds its thread by key equality, which the planner takes through the index
+ * at any size. Planning it each time took 0.3 to 1.7 ms in `EXPLAIN ANALYZE`, shared by the
+ * group's commits (about 16 under load; bench/README.md, ninth pass).
  */
 export async function postgresCommitGroup(
   scope: StatementScope,

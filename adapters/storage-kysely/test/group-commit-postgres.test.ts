@@ -226,6 +226,7 @@ suite("group commit on Postgres", () => {
     expect(refused.thread.version).toBe(1);
     expect(refused.messages).toEqual([]);
   });
+
   it("plans each group statement afresh, so a plan made while the tables were small is never kept", async () => {
     // One connection, so the server's list of statements it keeps prepared is this storage's.
     const single = new Kysely<any>({
