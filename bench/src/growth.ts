@@ -61,18 +61,26 @@ async function seededHistory(count: number): Promise<ModelMessage[]> {
   return convertToModelMessages(messages);
 }
 
+/** How long `fn` took, in ms. */
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await fn();
+  return performance.now() - started;
+}
+
 /**
  * One two-step turn on threads of N messages, in blocks. A block seeds fresh threads (20 of each
  * size) and gives each one unmeasured turn before any turn is measured: measured right after its
- * own seeding, a turn paid for collecting the garbage of writing 1,000 rows, and the table
- * showed that instead of the turn. Then rounds: each round takes one more turn on every thread,
- * sizes taking turns, and times the bare AI SDK call on the same history right after each PAI
- * turn, so both see the same heap and the same machine (timed in a separate pass, the baseline
- * ran hot and on another minute's CPU). PAI's own share is the median of each turn's time minus
- * its bare call's, over every block. A thread grows by two messages a turn (the question and the
- * answer): the 10-message threads end at 24. More turns per thread would grow them further, and
- * more threads at once would outnumber the model history's per-thread record (64 threads);
- * blocks of fresh threads give the median five times the pairs without either.
+ * own seeding, a turn paid for collecting the garbage of writing 1,000 rows, and the table showed
+ * that instead of the turn. Then rounds: each round takes one more turn on every thread, size
+ * after size, and times the bare AI SDK call on a history of the same length next to each PAI
+ * turn (before or after it, alternately), so both see the same heap and the same machine (timed
+ * in a separate pass, the baseline ran hot and on another minute's CPU). PAI's own share is the
+ * median of each turn's time minus its bare call's, over every block. A thread grows by two
+ * messages a turn (the question and the answer): the 10-message threads end at 24. More turns per
+ * thread would grow them further, and more threads at once would outnumber the model history's
+ * per-thread record (64 threads); blocks of fresh threads give the median five times the pairs
+ * without either.
  */
 export async function benchGrowth(engines: BenchEngine[]) {
   const sizes = [10, 100, 1000];
@@ -85,18 +93,27 @@ export async function benchGrowth(engines: BenchEngine[]) {
   // spread between runs any further (bench/README.md, eighth pass).
   const blocks = 5;
   const bareModel = turnModel("add");
-  const histories = new Map<number, ModelMessage[]>();
-  for (const size of sizes) histories.set(size, await seededHistory(size));
-  const bareTurn = (size: number) =>
+  // A history of its own for each thread the bare call stands beside, as an app on the bare SDK
+  // keeps each conversation's messages. One shared history per size stayed in the CPU's caches
+  // while PAI's turns walked twenty threads' messages, so the SDK's pass over 1,000 messages ran
+  // faster on the bare side and its difference counted as PAI's (bench/README.md, ninth pass).
+  const histories = new Map<number, ModelMessage[][]>();
+  for (const size of sizes) {
+    const list: ModelMessage[][] = [];
+    for (let index = 0; index < threadsPerSize; index++) list.push(await seededHistory(size));
+    histories.set(size, list);
+  }
+  const bareTurn = (size: number, index: number) =>
     generateText({
       model: bareModel,
       tools: bareAddTools,
-      messages: histories.get(size)!,
+      messages: histories.get(size)![index]!,
       stopWhen: stepCountIs(2),
     });
   // The bare call is cheap: it is warmed like the bench's other baselines before its first timing.
   const until = performance.now() + 3000;
-  while (performance.now() < until) for (const size of sizes) await bareTurn(size);
+  for (let index = 0; performance.now() < until; index = (index + 1) % threadsPerSize)
+    for (const size of sizes) await bareTurn(size, index);
   log();
   log("### Growth: one two-step turn on a thread of N messages");
   log(
@@ -145,22 +162,25 @@ export async function benchGrowth(engines: BenchEngine[]) {
       // The timed rounds start on a collected heap, not inside the collection of the seeding.
       (globalThis as { gc?: () => void }).gc?.();
       for (let round = 0; round < turnsPerThread; round++) {
-        // The sizes take turns in a rotating order, so no size's turns always come right after
-        // the same size's bare call and pay for what it left (its garbage, mostly).
+        // A size's turns go one after another, each pair's PAI turn and bare call in alternating
+        // order, so both are preceded by work on a thread of the same size and each pays for the
+        // other's garbage as often. Sizes taking turns thread by thread (even in a rotating
+        // order) put every 10-message turn right after a 1,000-message bare call: its share paid
+        // for that call's garbage, and the table read PAI's growth about half as large as it is
+        // (bench/README.md, ninth pass).
         const order = sizes.map((_, at) => sizes[(at + round) % sizes.length]!);
-        for (let index = 0; index < threadsPerSize; index++) {
-          for (const size of order) {
+        for (const size of order) {
+          for (let index = 0; index < threadsPerSize; index++) {
+            const bareFirst = (index + round) % 2 === 1;
+            let bareMs = bareFirst ? await timed(() => bareTurn(size, index)) : 0;
             const before = { ...counting.counters };
-            let started = performance.now();
-            await turn(threads.get(size)![index]!);
-            samples.get(size)!.push(performance.now() - started);
+            samples.get(size)!.push(await timed(() => turn(threads.get(size)![index]!)));
             const count = counted.get(size)!;
             count.bytes += counting.counters.bytesWritten - before.bytesWritten;
             count.commits += counting.counters.commits - before.commits;
             count.calls += counting.counters.calls - before.calls;
-            started = performance.now();
-            await bareTurn(size);
-            bareSamples.get(size)!.push(performance.now() - started);
+            if (!bareFirst) bareMs = await timed(() => bareTurn(size, index));
+            bareSamples.get(size)!.push(bareMs);
           }
         }
       }
