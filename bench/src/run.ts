@@ -24,6 +24,7 @@ import { benchParked } from "./parked.ts";
 import { lines, log, results } from "./report.ts";
 import { benchRoundTrips } from "./round-trips.ts";
 import { runtimeOn, twoStepRun } from "./scenarios.ts";
+import { evaluateTargets, logTargets, type TargetInputs } from "./targets.ts";
 import { benchThroughput } from "./throughput.ts";
 
 const servers = [
@@ -196,6 +197,8 @@ function emptyMemoryStorage(engines: BenchEngine[]) {
 
 async function finish(engines: BenchEngine[]) {
   for (const engine of engines) await engine.dispose();
+  results.targets = evaluateTargets(results as TargetInputs);
+  logTargets(results.targets as ReturnType<typeof evaluateTargets>);
   results.table = lines.join("\n");
   writeFileSync(new URL("../results.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
   log();
