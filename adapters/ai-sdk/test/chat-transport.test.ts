@@ -164,6 +164,11 @@ const engines: Array<{ name: string; open: () => Promise<TestStorage | null> }> 
     },
   },
   { name: "postgres", open: () => openPostgresStorage("chat_transport") },
+  // Announcements batched: a commit and the next step's deltas reach watchers in one NOTIFY.
+  {
+    name: "postgres, publishDelayMs: 5",
+    open: () => openPostgresStorage("chat_transport_window", { publishDelayMs: 5 }),
+  },
 ];
 
 describe.each(engines)("a stock AI SDK Chat on a PAI thread ($name)", ({ name, open: openStorage }) => {

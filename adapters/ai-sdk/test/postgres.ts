@@ -11,9 +11,13 @@ export type TestStorage = {
 
 /**
  * Postgres storage on a random table prefix and notify channel, or null where no server is
- * reachable outside CI (under CI=true a missing server fails the suite).
+ * reachable outside CI (under CI=true a missing server fails the suite). `publishDelayMs` goes to
+ * each instance's notifier: with a window, one NOTIFY carries commits and live deltas together.
  */
-export async function openPostgresStorage(label: string): Promise<TestStorage | null> {
+export async function openPostgresStorage(
+  label: string,
+  options: { publishDelayMs?: number } = {},
+): Promise<TestStorage | null> {
   const url = process.env.PAI_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/test";
   const pool = new pg.Pool({ connectionString: url, max: 8 });
   try {
@@ -31,7 +35,11 @@ export async function openPostgresStorage(label: string): Promise<TestStorage | 
   const notifiers: Array<{ close?: () => Promise<void> }> = [];
   return {
     instance: () => {
-      const notifier = postgresNotifier({ connectionString: url, channel: `pai_${label}_${suffix}` });
+      const notifier = postgresNotifier({
+        connectionString: url,
+        channel: `pai_${label}_${suffix}`,
+        ...(options.publishDelayMs === undefined ? {} : { publishDelayMs: options.publishDelayMs }),
+      });
       notifiers.push(notifier as { close?: () => Promise<void> });
       return kyselyStorage({ db, tablePrefix: prefix, notifier });
     },

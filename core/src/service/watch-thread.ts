@@ -21,8 +21,9 @@ function yieldToEventLoop(): Promise<void> {
 /**
  * Committed events after `afterVersion` from storage, then live: a notification that carries the
  * next batch (an in-process notifier) is delivered as is; any other makes it re-read storage from
- * the last delivered version, so nothing is lost or duplicated even when notifications are
- * dropped or arrive out of order. Each read goes page by page
+ * the last delivered version before anything queued behind it, so nothing is lost or duplicated
+ * even when notifications are dropped or arrive out of order, and a live event never overtakes
+ * a commit announced before it (a batch of notifications holds both). Each read goes page by page
  * (`WATCH_REPLAY_PAGE_SIZE` batches, each page after the last delivered version) until a short
  * page shows the watcher has caught up; live events queued meanwhile follow, as before. A
  * watcher that hears nothing for `watchCatchUpMs` reads anyway, so a lost notification only
@@ -92,7 +93,12 @@ export async function* watchThread(
               createdAt: message.committed.createdAt,
             };
             if (signal?.aborted) return;
-          } else needsRead = true;
+          } else {
+            // Read before going on: the messages queued behind this one were published after
+            // its commit, and a live delta must not reach the watcher ahead of that commit.
+            needsRead = true;
+            break;
+          }
         } else {
           yield { type: "live", threadId, event: message.event };
         }

@@ -2,6 +2,7 @@ import {
   createMemoryNotifier,
   defineAgent,
   defineTool,
+  type NotifierMessage,
   type NotifierV1,
   PaiError,
   type WatchEvent,
@@ -215,6 +216,88 @@ describe("service", () => {
     await watch.stop();
     expect(versions).toEqual([...versions].sort((a, b) => a - b));
     expect(new Set(versions).size).toBe(versions.length);
+  });
+
+  it("never yields a live event ahead of a commit announced before it, when announcements arrive in batches", async () => {
+    // A notifier between processes carries no committed events (the watcher reads them from
+    // storage) and delivers what was published meanwhile together, as one NOTIFY of several
+    // payloads does under load or with a publish window. The tool's result commit and the next
+    // step's text deltas land in one batch here.
+    const base = createMemoryNotifier();
+    const subscribed = deferred();
+    const published: NotifierMessage[] = [];
+    let pending: NotifierMessage[] = [];
+    const notifier: NotifierV1 = {
+      specificationVersion: "v1",
+      publish(message) {
+        const sent: NotifierMessage =
+          message.type === "thread-advanced"
+            ? { type: message.type, threadId: message.threadId, version: message.version }
+            : message;
+        published.push(sent);
+        pending.push(sent);
+        // The first message of a batch schedules its delivery; the rest join it.
+        if (pending.length === 1)
+          setTimeout(() => {
+            const batch = pending;
+            pending = [];
+            for (const each of batch) void base.publish(each);
+          }, 5);
+        return Promise.resolve();
+      },
+      subscribe(threadId, listener) {
+        const unsubscribe = base.subscribe(threadId, listener);
+        subscribed.resolve();
+        return unsubscribe;
+      },
+    };
+    const add = defineTool({
+      id: "test.add.v1",
+      description: "Add two numbers",
+      inputSchema: z.object({ a: z.number(), b: z.number() }),
+      execute: async ({ input }: any) => ({ sum: input.a + input.b }),
+    });
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { add } }),
+      model: [
+        { toolCalls: [{ toolName: "add", toolCallId: "call-add", input: { a: 1, b: 2 } }] },
+        { text: ["The sum ", "is 3."] },
+      ],
+      notifier,
+    });
+    const threadId = await t.createThread();
+    const initial = await t.snapshot(threadId);
+    const events: WatchEvent[] = [];
+    const watch = watchInBackground(t, threadId, initial.thread.version, (event) => events.push(event));
+    await subscribed.promise;
+    await t.send(threadId, "1+2?");
+    const final = await t.snapshot(threadId);
+    await vi.waitFor(() =>
+      expect(
+        events.some((event) => event.type === "committed" && event.version === final.thread.version),
+      ).toBe(true),
+    );
+    await watch.stop();
+    // For each live event, the highest version announced before it was published.
+    const announcedBefore = new Map<unknown, number>();
+    let announced = initial.thread.version;
+    for (const message of published) {
+      if (message.type === "thread-advanced") announced = Math.max(announced, message.version);
+      else announcedBefore.set(message.event, announced);
+    }
+    let delivered = initial.thread.version;
+    const late: string[] = [];
+    for (const event of events) {
+      if (event.type === "committed") delivered = event.version;
+      else if (delivered < (announcedBefore.get(event.event) ?? 0))
+        late.push(`${event.event.type} before version ${announcedBefore.get(event.event)}`);
+    }
+    expect(late).toEqual([]);
+    const deltas = events.flatMap((event) =>
+      event.type === "live" && event.event.type === "text-delta" ? [event.event.delta] : [],
+    );
+    expect(deltas.join("")).toBe("The sum is 3.");
+    await t.close();
   });
 
   it("refuses a watchCatchUpMs that would never catch up or would poll", async () => {
