@@ -197,8 +197,9 @@ function emptyMemoryStorage(engines: BenchEngine[]) {
 
 async function finish(engines: BenchEngine[]) {
   for (const engine of engines) await engine.dispose();
-  results.targets = evaluateTargets(results as TargetInputs);
-  logTargets(results.targets as ReturnType<typeof evaluateTargets>);
+  const targets = evaluateTargets(results as TargetInputs);
+  results.targets = targets;
+  logTargets(targets);
   results.table = lines.join("\n");
   writeFileSync(new URL("../results.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
   log();
