@@ -9,6 +9,7 @@ import { bareAddTools, turnModel } from "./fixtures.ts";
 import { formatMs, summarize } from "./harness.ts";
 import { log, results } from "./report.ts";
 import { identity, runtimeOn } from "./scenarios.ts";
+import { shareGrowth } from "./targets.ts";
 
 /** Seeds a thread with `count` messages by committing them directly (as a long history would be). */
 async function seedThread(pai: Pai, count: number): Promise<string> {
@@ -232,7 +233,8 @@ function shareChange(own: number, ownAt10: number): string {
   const delta = own - ownAt10;
   const ms = `${delta >= 0 ? "+" : "-"}${Math.abs(delta).toFixed(3)} ms`;
   if (own === ownAt10) return `+0% (${ms})`;
-  if (!(ownAt10 > 0)) return `n/a (${ms})`;
-  const percent = (delta / ownAt10) * 100;
+  const growth = shareGrowth(own, ownAt10);
+  if (growth === undefined) return `n/a (${ms})`;
+  const percent = growth * 100;
   return `${percent >= 0 ? "+" : ""}${percent.toFixed(0)}% (${ms})`;
 }

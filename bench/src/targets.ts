@@ -48,7 +48,10 @@ function atMost(target: string, reading: number | undefined, limit: number, show
   return { target, value: show(reading), verdict: reading <= limit ? ("met" as const) : ("missed" as const) };
 }
 
-/** An absolute latency target, with the row's floor beside it when the floor alone exceeds it. */
+/**
+ * An absolute latency target, with the row's floor and ratio beside it, and a note when the
+ * floor alone exceeds the target.
+ */
 function withinMs(target: string, row: (Row & { floorMs: number | null }) | undefined, limitMs: number) {
   const result: TargetResult = atMost(target, row?.medianMs, limitMs, ms);
   if (row?.floorMs != null) {
@@ -59,16 +62,20 @@ function withinMs(target: string, row: (Row & { floorMs: number | null }) | unde
 }
 
 /**
- * PAI's share of a turn at 1,000 messages against its share at 10, as a fraction. Undefined when
- * the share at 10 is at or below zero: a change relative to it means nothing.
+ * How much PAI's share of a turn changed against its share at 10 messages, as a fraction.
+ * Undefined when the share at 10 is at or below zero: a change relative to it means nothing.
  */
+export function shareGrowth(own: number, ownAt10: number): number | undefined {
+  return ownAt10 > 0 ? (own - ownAt10) / ownAt10 : undefined;
+}
+
+/** The growth table's reading at 1,000 messages for one engine (see `shareGrowth`). */
 export function growthOf(rows: GrowthRow[], engine: string): number | undefined {
   const at = (messages: number) =>
     rows.find((row) => row.engine === engine && row.messages === messages)?.ownMs;
   const small = at(10);
   const large = at(1000);
-  if (small === undefined || large === undefined || !(small > 0)) return undefined;
-  return (large - small) / small;
+  return small === undefined || large === undefined ? undefined : shareGrowth(large, small);
 }
 
 function growthTarget(engine: string, runs: GrowthRow[][]): TargetResult {
