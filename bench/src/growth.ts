@@ -12,7 +12,7 @@ import { identity, runtimeOn } from "./scenarios.ts";
 import { shareGrowth } from "./targets.ts";
 
 /** Seeds a thread with `count` messages by committing them directly (as a long history would be). */
-async function seedThread(pai: Pai, count: number): Promise<string> {
+export async function seedThread(pai: Pai, count: number): Promise<string> {
   const thread = await pai.service.threads.create({ identity });
   const storage = internalsOf(pai).store.storage;
   let version = thread.version;
@@ -52,7 +52,7 @@ async function seedThread(pai: Pai, count: number): Promise<string> {
  * The history `seedThread` writes, converted by the AI SDK exactly as PAI converts it, so the
  * bare baseline's model calls process the same prompt shape PAI's do.
  */
-async function seededHistory(count: number): Promise<ModelMessage[]> {
+export async function seededHistory(count: number): Promise<ModelMessage[]> {
   const messages: UIMessage[] = Array.from({ length: count }, (_, index) => ({
     id: `seed-${index}`,
     role: index % 2 === 0 ? ("user" as const) : ("assistant" as const),

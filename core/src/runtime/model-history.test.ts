@@ -1,5 +1,5 @@
 import { convertToModelMessages, type ToolSet, type UIMessage } from "ai";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { MessageRow } from "../state/rows.js";
 import { applyThreadEvent, type ThreadSnapshot } from "../state/snapshot.js";
@@ -122,7 +122,7 @@ describe("ModelHistory", () => {
   });
 
   it("keeps each thread's last conversion, so interleaved threads convert only their tails", async () => {
-    const { tools } = toolsCounting();
+    const { tools, counter } = toolsCounting();
     const agent = {};
     const history = new ModelHistory();
     const long = Array.from({ length: 200 }, (_, index) =>
@@ -133,17 +133,12 @@ describe("ModelHistory", () => {
     const longRows = rows(long);
     await history.convert(agent, "long", longRows, tools);
     await history.convert(agent, "short", rows(short), tools);
-    const grown = [...long, user("next", "and now?")];
-    const lookups = vi.spyOn(WeakMap.prototype, "get");
-    try {
-      const out = await history.convert(agent, "long", [...longRows, ...rows(grown.slice(-1))], tools);
-      expect(out).toEqual(await convertToModelMessages(grown, { tools }));
-      // Only the new message is looked up: the 200 kept ones are not.
-      const kept = new Set<unknown>(long);
-      expect(lookups.mock.calls.filter(([key]) => kept.has(key))).toEqual([]);
-    } finally {
-      lookups.mockRestore();
-    }
+    const grown = [...long, assistant("a-next", "next")];
+    counter.calls = 0;
+    const out = await history.convert(agent, "long", [...longRows, ...rows(grown.slice(-1))], tools);
+    // Only the new message is converted.
+    expect(counter.calls).toBe(1);
+    expect(out).toEqual(await convertToModelMessages(grown, { tools }));
   });
 
   it("stays right when two steps of one thread convert at the same time", async () => {
@@ -165,7 +160,7 @@ describe("ModelHistory", () => {
     );
   });
 
-  it("a thread that gave way to newer ones starts over, from the per-message cache", async () => {
+  it("a thread that gave way to newer ones is converted whole, and right", async () => {
     const { tools, counter } = toolsCounting();
     const agent = {};
     const history = new ModelHistory();
@@ -177,22 +172,13 @@ describe("ModelHistory", () => {
       await history.convert(agent, `other-${index}`, rows(other), tools);
     expect(history.size).toBe(ModelHistory.MAX_THREADS);
     counter.calls = 0;
-    const lookups = vi.spyOn(WeakMap.prototype, "get");
-    try {
-      const out = await history.convert(agent, "t", rows(messages), tools);
-      // Converted when first seen: giving way does not convert its messages again.
-      expect(counter.calls).toBe(0);
-      const stored = new Set<unknown>(messages);
-      expect(lookups.mock.calls.filter(([key]) => stored.has(key))).toHaveLength(3);
-      lookups.mockRestore();
-      expect(out).toEqual(await convertToModelMessages(messages, { tools }));
-    } finally {
-      lookups.mockRestore();
-    }
+    const out = await history.convert(agent, "t", rows(messages), tools);
+    expect(counter.calls).toBe(1);
+    expect(out).toEqual(await convertToModelMessages(messages, { tools }));
   });
 
-  it("does not compare a list the snapshot made from the last converted one, row by row", async () => {
-    const { tools } = toolsCounting();
+  it("converts only what upserts changed in a list the snapshot made from the last one", async () => {
+    const { tools, counter } = toolsCounting();
     const agent = {};
     const history = new ModelHistory();
     const row = (message: UIMessage, position: number) =>
@@ -206,20 +192,7 @@ describe("ModelHistory", () => {
     const messages = Array.from({ length: 50 }, (_, index) =>
       index % 2 === 0 ? user(`u${index}`, `q${index}`) : assistant(`a${index}`, index),
     );
-    // The first list counts every read of its entries.
-    let reads = 0;
-    const first: MessageRow[] = [];
-    messages.forEach((message, index) => {
-      const value = row(message, index + 1);
-      Object.defineProperty(first, index, {
-        get: () => {
-          reads++;
-          return value;
-        },
-        enumerable: true,
-        configurable: true,
-      });
-    });
+    const first = messages.map((message, index) => row(message, index + 1));
     const base = {
       thread: {},
       messages: first,
@@ -228,19 +201,26 @@ describe("ModelHistory", () => {
       toolData: [],
     } as unknown as ThreadSnapshot;
     await history.convert(agent, "t", first, tools);
-    // A step appends a message, then replaces it: two lists, each made from the one before.
+    // A step appends a message, then answers it; an earlier answer is replaced as well.
     const asked = user("u50", "and now?");
     const appended = applyThreadEvent(base, { type: "message-upserted", message: row(asked, 51) });
     const answered = applyThreadEvent(appended, {
       type: "message-upserted",
       message: row(assistant("a51", 51), 52),
     });
-    reads = 0;
-    const out = await history.convert(agent, "t", answered.messages, tools);
-    expect(reads).toBe(0);
-    expect(out).toEqual(await convertToModelMessages([...messages, asked, assistant("a51", 51)], { tools }));
-    // A list it did not make (read again from storage) is compared, and converts the same.
-    const reread = [...answered.messages];
+    const edited = applyThreadEvent(answered, {
+      type: "message-upserted",
+      message: row(assistant("a47", 470), 48),
+    });
+    counter.calls = 0;
+    const out = await history.convert(agent, "t", edited.messages, tools);
+    // The replaced answer and the new one; the rows after the replaced one keep their conversion.
+    expect(counter.calls).toBe(2);
+    const expected = [...messages, asked, assistant("a51", 51)];
+    expected[47] = assistant("a47", 470);
+    expect(out).toEqual(await convertToModelMessages(expected, { tools }));
+    // A list it did not make (read again from storage: new row and message objects) converts the same.
+    const reread = edited.messages.map((stored) => ({ message: structuredClone(stored.message) }));
     expect(await history.convert(agent, "t", reread, tools)).toEqual(out);
   });
 });

@@ -98,9 +98,9 @@ export class RunWriter {
         if (!decision.ok) return decision;
         // Every commit keeps thread.wakeAt true to the state it writes (deadlines, schedules).
         if (decision.events.length === 0) return { ok: true, events: decision.events };
-        const timed = withWakeAt(snapshot, decision.events);
+        const timed = withWakeAt(snapshot, decision.events, decision.after);
         wake = timed.moved ? timed.wakeAt : null;
-        return { ok: true, events: timed.events };
+        return { ok: true, events: timed.events, after: timed.after };
       },
       {
         ...(options.create ? { create: true } : {}),

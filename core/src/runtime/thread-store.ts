@@ -3,7 +3,7 @@ import { copyRows } from "../json/copy-rows.js";
 import type { NotifierV1 } from "../ports/notifier.js";
 import type { StorageCommit, StorageV1 } from "../ports/storage.js";
 import type { ThreadEvent } from "../state/events.js";
-import { applyStoredEvents, type ThreadSnapshot } from "../state/snapshot.js";
+import { applyStoredEvents, applyThreadEvents, atVersion, type ThreadSnapshot } from "../state/snapshot.js";
 import type { Transition } from "../state/transitions.js";
 import { KeyedMutex } from "./keyed-mutex.js";
 
@@ -199,8 +199,11 @@ export class ThreadStore {
           ...(lease ? { lease } : {}),
         });
         if (result.ok) {
-          const committed = { threadId, version: result.version, events: transition.events, createdAt: now };
-          const next = applyStoredEvents(base, committed);
+          // `decide` got `base`, so a projection it returns is of these events from `base`.
+          const next = atVersion(transition.after ?? applyThreadEvents(base, transition.events), {
+            version: result.version,
+            createdAt: now,
+          });
           this.#remember(threadId, next);
           // A thread just created is about to get its first message: keep it for that write.
           if (options.create) this.#keepRecent(threadId, next);

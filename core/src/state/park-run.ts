@@ -1,4 +1,4 @@
-import { applyThreadEvents, extendBatch, type ThreadSnapshot } from "./snapshot.js";
+import { applyThreadEvents, type ThreadSnapshot } from "./snapshot.js";
 import { analyzeRun, setRunStatus, type Transition } from "./transitions.js";
 
 /**
@@ -13,10 +13,15 @@ export function parkIfBlocked(
   input: { runId: string; now: string },
 ): Transition {
   if (!transition.ok || transition.events.length === 0) return transition;
-  const after = applyThreadEvents(snapshot, transition.events);
+  const after = transition.after ?? applyThreadEvents(snapshot, transition.events);
+  const unchanged = { ok: true as const, events: transition.events, after };
   const { run, pending, unsettled } = analyzeRun(after, input.runId);
-  if (run?.status !== "running" || pending.length === 0 || unsettled.length > 0) return transition;
+  if (run?.status !== "running" || pending.length === 0 || unsettled.length > 0) return unchanged;
   const parked = setRunStatus(after, { runId: input.runId, status: "waiting", now: input.now });
-  if (!parked.ok) return transition;
-  return { ok: true, events: extendBatch(snapshot, transition.events, after, parked.events) };
+  if (!parked.ok) return unchanged;
+  return {
+    ok: true,
+    events: [...transition.events, ...parked.events],
+    after: applyThreadEvents(after, parked.events),
+  };
 }

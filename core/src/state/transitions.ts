@@ -19,7 +19,13 @@ import { findToolPart, isStoredToolPart, isUnsettledToolPart, type StoredToolPar
  * means nothing may be written.
  */
 export type Rejection = { ok: false; code: PaiErrorCode; message: string; issues?: PaiIssue[] };
-export type Transition = { ok: true; events: ThreadEvent[] } | Rejection;
+/**
+ * Events to commit, or a rejection. `after` is the snapshot the events lead to from the one the
+ * transition was decided on, when the decider already projected them: the writer and the store
+ * use it instead of applying the events again (each projection of a message copies the
+ * thread's message list).
+ */
+export type Transition = { ok: true; events: ThreadEvent[]; after?: ThreadSnapshot } | Rejection;
 
 const reject = (code: PaiErrorCode, message: string, issues?: PaiIssue[]): Rejection => ({
   ok: false,

@@ -2,7 +2,7 @@ import { CronExpressionParser } from "cron-parser";
 import { PaiError } from "../errors/pai-error.js";
 import type { ThreadEvent } from "./events.js";
 import type { ActionRow, ScheduleRow, ScheduleTiming } from "./rows.js";
-import { applyThreadEvents, knownProjection, type ThreadSnapshot } from "./snapshot.js";
+import { applyThreadEvents, type ThreadSnapshot } from "./snapshot.js";
 
 /**
  * When things are due on a thread: pending actions' deadlines and schedules' firings. Pure;
@@ -38,23 +38,25 @@ export function dueSchedules(snapshot: ThreadSnapshot, now: string): ScheduleRow
 
 /**
  * Adds `wakeAt` to a commit's events when the decision moved it: the thread row the batch
- * writes carries the new value (a batch that writes no thread row gains one).
+ * writes carries the new value (a batch that writes no thread row gains one). `projected` is
+ * what `events` lead to from `snapshot` when the decider already knows it; the result's `after`
+ * is what the returned events lead to.
  */
 export function withWakeAt(
   snapshot: ThreadSnapshot,
   events: ThreadEvent[],
-): { events: ThreadEvent[]; wakeAt: string | null; moved: boolean } {
-  const after = applyThreadEvents(snapshot, events);
+  projected?: ThreadSnapshot,
+): { events: ThreadEvent[]; after: ThreadSnapshot; wakeAt: string | null; moved: boolean } {
+  const after = projected ?? applyThreadEvents(snapshot, events);
   const wakeAt = threadWakeAt(after);
   const moved = wakeAt !== (snapshot.thread.wakeAt ?? null);
-  if ((after.thread.wakeAt ?? null) === wakeAt) return { events, wakeAt, moved };
+  if ((after.thread.wakeAt ?? null) === wakeAt) return { events, after, wakeAt, moved };
   const thread = { ...after.thread, wakeAt };
   const lastThread = events.findLastIndex((event) => event.type === "thread-updated");
   const next = events.slice();
   if (lastThread >= 0) next[lastThread] = { type: "thread-updated", thread };
   else next.push({ type: "thread-updated", thread });
-  knownProjection(snapshot, next, { ...after, thread });
-  return { events: next, wakeAt, moved };
+  return { events: next, after: { ...after, thread }, wakeAt, moved };
 }
 
 /** The first firing of a timing strictly after `after` (ISO), or null when there is none. */

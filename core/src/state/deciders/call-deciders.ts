@@ -1,7 +1,7 @@
 import type { JsonValue } from "../../json/json-value.js";
 import { parkIfBlocked } from "../park-run.js";
 import type { ActionDeadline, ActionRow, ClientToolSnapshot, RunRow, ToolDataRow } from "../rows.js";
-import { applyThreadEvents, extendBatch, type ThreadSnapshot } from "../snapshot.js";
+import { applyThreadEvents, type ThreadSnapshot } from "../snapshot.js";
 import {
   commitStep,
   setRunStatus,
@@ -169,9 +169,10 @@ export function decideStep(
   const done = setRunStatus(stepped, { runId: input.runId, status: "completed", now });
   if (!done.ok) return done;
   return decided(
-    extendBatch(snapshot, step.events, stepped, done.events),
+    [...step.events, ...done.events],
     [...opened, { type: "run-ended", runId: input.runId, status: "completed", error: null }],
     { completed: true },
+    applyThreadEvents(stepped, done.events),
   );
 }
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ActionRow, RunRow } from "../rows.js";
 import { applyThreadEvent, applyThreadEvents, type ThreadSnapshot } from "../snapshot.js";
 import { withWakeAt } from "../wake.js";
-import { decideStep, planStep } from "./call-deciders.js";
+import { decideSettle, decideStep, planStep } from "./call-deciders.js";
 import type { Decision } from "./decision.js";
 import { decideResolve, type ResolveInput } from "./resolve-deciders.js";
 import {
@@ -311,7 +311,7 @@ describe("shouldResendRun", () => {
   });
 });
 
-describe("projections a decision records for its events", () => {
+describe("what a decision says its events lead to", () => {
   it("a final step and the wake the writer adds lead where applying each event leads", () => {
     let state = apply(empty(), decideStartRun(empty(), start("r1"), NOW));
     // A schedule due later: the writer's wake moves when the run completes.
@@ -347,11 +347,47 @@ describe("projections a decision records for its events", () => {
     if (!decision.ok) throw new Error(decision.message);
     expect(decision.value.completed).toBe(true);
     const stepwise = decision.events.reduce(applyThreadEvent, state);
+    expect(decision.after).toEqual(stepwise);
     expect(applyThreadEvents(state, decision.events)).toEqual(stepwise);
-    const timed = withWakeAt(state, decision.events);
+    const timed = withWakeAt(state, decision.events, decision.after);
     expect(timed.moved).toBe(true);
     expect(timed.events).not.toBe(decision.events);
-    expect(applyThreadEvents(state, timed.events)).toEqual(timed.events.reduce(applyThreadEvent, state));
-    expect(applyThreadEvents(state, timed.events).thread.wakeAt).toBe("2030-01-01T00:00:00.000Z");
+    expect(timed.after).toEqual(timed.events.reduce(applyThreadEvent, state));
+    expect(timed.after.thread.wakeAt).toBe("2030-01-01T00:00:00.000Z");
+    // Without the decider's projection the writer projects the events itself, to the same place.
+    expect(withWakeAt(state, decision.events).after).toEqual(timed.after);
+  });
+
+  it("a step that parks its run, and a settled call, lead where applying each event leads", () => {
+    const state = apply(empty(), decideStartRun(empty(), start("r1"), NOW));
+    const run = state.runs[0] as RunRow;
+    const planned = planStep(
+      [
+        { kind: "tool", toolCallId: "call-1", toolName: "pick", input: {}, dynamic: false },
+        { kind: "tool", toolCallId: "call-2", toolName: "add", input: {}, dynamic: false },
+      ],
+      {
+        thread: state.thread,
+        run,
+        messageId: "m1",
+        now: NOW,
+        route: (name) => (name === "pick" ? "output" : "execute"),
+      },
+    );
+    const stepped = decideStep(state, { runId: "r1", messageId: "m1", expectedStep: 0, planned }, NOW);
+    if (!stepped.ok) throw new Error(stepped.message);
+    expect(stepped.after).toEqual(stepped.events.reduce(applyThreadEvent, state));
+    const running = apply(state, stepped);
+    // Settling the executed call leaves only the pending action: the same commit parks the run.
+    const settled = decideSettle(
+      running,
+      { runId: "r1", toolCallId: "call-2", outcome: { type: "output", output: 3 } },
+      NOW,
+    );
+    if (!settled.ok) throw new Error(settled.message);
+    expect(
+      settled.events.some((event) => event.type === "run-upserted" && event.run.status === "waiting"),
+    ).toBe(true);
+    expect(settled.after).toEqual(settled.events.reduce(applyThreadEvent, running));
   });
 });

@@ -37,14 +37,20 @@ export type Effect =
   | { type: "wake-at"; at: string };
 
 /** A decision: events to commit and effects to carry out once they are committed, plus a value for the caller. */
+/** `after`, when set, is what the events lead to from the decided-on snapshot (see `Transition`). */
 export type Decision<T = undefined> =
-  | { ok: true; events: ThreadEvent[]; effects: Effect[]; value: T }
+  | { ok: true; events: ThreadEvent[]; effects: Effect[]; value: T; after?: ThreadSnapshot }
   | Rejection;
 
 export type Decide<T = undefined> = (snapshot: ThreadSnapshot, now: string) => Decision<T>;
 
-export function decided<T>(events: ThreadEvent[], effects: Effect[], value: T): Decision<T> {
-  return { ok: true, events, effects, value };
+export function decided<T>(
+  events: ThreadEvent[],
+  effects: Effect[],
+  value: T,
+  after?: ThreadSnapshot,
+): Decision<T> {
+  return after ? { ok: true, events, effects, value, after } : { ok: true, events, effects, value };
 }
 
 export function rejected(code: PaiErrorCode, message: string, issues?: PaiIssue[]): Rejection {
@@ -53,5 +59,5 @@ export function rejected(code: PaiErrorCode, message: string, issues?: PaiIssue[
 
 /** Lifts a transition (events only) into a decision with the given effects. */
 export function fromTransition<T>(transition: Transition, effects: Effect[], value: T): Decision<T> {
-  return transition.ok ? decided(transition.events, effects, value) : transition;
+  return transition.ok ? decided(transition.events, effects, value, transition.after) : transition;
 }
