@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { scriptedModel } from "../testing/scripted-model.js";
 import { type ModelCallPart, modelCallPath, streamModelCall } from "./model-call.js";
+import { ProviderPromptCache } from "./provider-prompt.js";
 
 type RawPart = { type: string } & Record<string, unknown>;
 
@@ -176,6 +177,29 @@ describe("streamModelCall", () => {
       role: "system",
       content: "Be brief.",
     });
+  });
+
+  it("sends the same prompt with a thread's kept provider prompt, call after call", async () => {
+    const cache = new ProviderPromptCache();
+    const kept: unknown[] = [];
+    // One model object for every call: the kept prompt belongs to the model it was made for.
+    const model = rawModel([{ type: "stream-start", warnings: [] }, finish], kept);
+    const prompt = (options: unknown) => (options as { prompt: unknown }).prompt;
+    let history = messages;
+    for (const next of [
+      [{ role: "assistant", content: "churn is turnover" }],
+      [{ role: "user", content: "and retention?" }],
+      [{ role: "assistant", content: "its opposite" }],
+    ] as ModelMessage[][]) {
+      history = [...history, ...next];
+      const request = { instructions: "Be brief.", messages: history, tools };
+      await collect(await streamModelCall({ ...request, model, promptCache: cache }));
+      const sdk: unknown[] = [];
+      const fresh = rawModel([{ type: "stream-start", warnings: [] }, finish], sdk);
+      await collect(await streamModelCall({ ...request, model: fresh }, { via: "sdk" }));
+      expect(prompt(kept.at(-1))).toEqual(prompt(sdk[0]));
+    }
+    expect(kept).toHaveLength(3);
   });
 
   it("fails the call as the primitive does when the provider refuses it", async () => {

@@ -5,6 +5,7 @@ import {
   type ToolSet,
 } from "ai";
 import * as sdkInternal from "ai/internal";
+import type { ConvertPrompt, ProviderPromptCache } from "./provider-prompt.js";
 
 /**
  * The parts of one model call's stream that a step reads. The direct path yields only these;
@@ -31,6 +32,8 @@ export type ModelCallRequest = {
   messages: ModelMessage[];
   tools: ToolSet;
   abortSignal?: AbortSignal | undefined;
+  /** The thread's provider prompt from its last step: only the user turns that changed are converted. */
+  promptCache?: ProviderPromptCache | undefined;
 };
 
 type ResolvedModel = {
@@ -45,13 +48,7 @@ type Standardized = { instructions?: unknown; messages: ModelMessage[] };
 type Blocks = {
   resolveLanguageModel(model: LanguageModel): ResolvedModel;
   standardizePrompt(prompt: { instructions?: string; messages: ModelMessage[] }): Promise<Standardized>;
-  convertToLanguageModelPrompt(options: {
-    prompt: Standardized;
-    supportedUrls: unknown;
-    download: undefined;
-    abortSignal?: AbortSignal;
-    provider: string;
-  }): Promise<unknown>;
+  convertToLanguageModelPrompt: ConvertPrompt;
   prepareTools(options: { tools: ToolSet }): Promise<unknown>;
   prepareToolChoice(options: { toolChoice: undefined }): unknown;
   parseToolCall(options: {
@@ -115,13 +112,24 @@ export async function streamModelCall(
     ...(request.instructions ? { instructions: request.instructions } : {}),
     messages: request.messages,
   });
-  const prompt = await blocks.convertToLanguageModelPrompt({
-    prompt: { instructions: standardized.instructions, messages: standardized.messages },
-    supportedUrls: await model.supportedUrls,
-    download: undefined,
-    ...(abortSignal ? { abortSignal } : {}),
-    provider: model.provider.split(".")[0] ?? model.provider,
-  });
+  const supportedUrls = await model.supportedUrls;
+  const provider = model.provider.split(".")[0] ?? model.provider;
+  const prompt = request.promptCache
+    ? await request.promptCache.convert(blocks.convertToLanguageModelPrompt, {
+        model: request.model,
+        instructions: standardized.instructions,
+        messages: standardized.messages,
+        supportedUrls,
+        ...(abortSignal ? { abortSignal } : {}),
+        provider,
+      })
+    : await blocks.convertToLanguageModelPrompt({
+        prompt: { instructions: standardized.instructions, messages: standardized.messages },
+        supportedUrls,
+        download: undefined,
+        ...(abortSignal ? { abortSignal } : {}),
+        provider,
+      });
   const { stream } = await model.doStream({
     tools: await blocks.prepareTools({ tools }),
     toolChoice: blocks.prepareToolChoice({ toolChoice: undefined }),

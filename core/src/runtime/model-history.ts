@@ -1,4 +1,5 @@
 import { convertToModelMessages, type ModelMessage, type ToolSet, type UIMessage } from "ai";
+import { ProviderPromptCache } from "./provider-prompt.js";
 
 /** A stored message row as the history reads it: only its UI message is converted. */
 export type HistoryRow = { readonly message: unknown };
@@ -33,6 +34,14 @@ export class ModelHistory {
     return this.#threads.size;
   }
 
+  /**
+   * The provider prompt kept with a thread's last conversion, for its next model call; none
+   * while no conversion of the thread is kept (the call then converts the whole history).
+   */
+  providerPrompt(threadId: string): ProviderPromptCache | undefined {
+    return this.#threads.get(threadId)?.prompt;
+  }
+
   async convert(
     agent: object,
     threadId: string,
@@ -44,7 +53,10 @@ export class ModelHistory {
     const kept = this.#threads.get(threadId);
     this.#threads.delete(threadId);
     // A conversion depends on the agent's tools (their `toModelOutput`): another agent's is not reused.
-    const last: ThreadHistory = kept && kept.agent === agent ? kept : { agent, rows: [], ends: [], out: [] };
+    const last: ThreadHistory =
+      kept && kept.agent === agent
+        ? kept
+        : { agent, rows: [], ends: [], out: [], prompt: new ProviderPromptCache() };
     // The rows the last conversion started with (the same objects) keep their output: a row is
     // immutable, so the same row holds the same message, and the rows themselves are not read.
     const shared = commonStart(rows, last.rows);
@@ -77,7 +89,14 @@ export class ModelHistory {
 }
 
 /** A thread's last conversion: its stored rows, where each one's model messages end, and the output. */
-type ThreadHistory = { agent: object; rows: readonly HistoryRow[]; ends: number[]; out: ModelMessage[] };
+type ThreadHistory = {
+  agent: object;
+  rows: readonly HistoryRow[];
+  ends: number[];
+  out: ModelMessage[];
+  /** The provider prompt of the thread's last model call (a model step's, made from `out`). */
+  prompt: ProviderPromptCache;
+};
 
 /** How many leading entries two lists share (the same references). */
 function commonStart(rows: readonly HistoryRow[], earlier: readonly HistoryRow[]): number {

@@ -80,6 +80,7 @@ export async function modelStep(
     messages,
     tools: modelTools,
     abortSignal: request.signal,
+    promptCache: rt.history.providerPrompt(threadId),
   });
   const { collected, toolCalls, streamError } = await collectStream(stream, {
     isRegistered: (name) => Boolean(agent.tools[name]),
