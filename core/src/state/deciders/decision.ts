@@ -36,8 +36,11 @@ export type Effect =
   /** The thread's `wakeAt` moved to this instant: have it woken then (added by the writer, not deciders). */
   | { type: "wake-at"; at: string };
 
-/** A decision: events to commit and effects to carry out once they are committed, plus a value for the caller. */
-/** `after`, when set, is what the events lead to from the decided-on snapshot (see `Transition`). */
+/**
+ * A decision: events to commit and effects to carry out once they are committed, plus a value for
+ * the caller. `after`, when set, is what the events lead to from the decided-on snapshot (see
+ * `Transition`).
+ */
 export type Decision<T = undefined> =
   | { ok: true; events: ThreadEvent[]; effects: Effect[]; value: T; after?: ThreadSnapshot }
   | Rejection;
