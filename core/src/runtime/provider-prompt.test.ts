@@ -176,6 +176,19 @@ describe("ProviderPromptCache", () => {
     expect(seen).toEqual({ calls: 3, messages: 11 });
   });
 
+  it("converts the same instructions once", async () => {
+    const cache = new ProviderPromptCache();
+    const { seen, counted } = counting();
+    const history = [userText("one"), { role: "assistant", content: "hi" } as ModelMessage];
+    await step(cache, history, { convert: counted, instructions: "be brief" });
+    expect(await step(cache, history, { convert: counted, instructions: "be brief" })).toEqual(
+      await whole(history, "be brief"),
+    );
+    expect(seen.calls).toBe(2);
+    await step(cache, history, { convert: counted, instructions: "be kind" });
+    expect(seen.calls).toBe(3);
+  });
+
   it("starts over for another model or other URL support, not for the same support built anew", async () => {
     const cache = new ProviderPromptCache();
     const { seen, counted } = counting();

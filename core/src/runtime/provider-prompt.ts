@@ -33,6 +33,8 @@ export class ProviderPromptCache {
   #model: unknown;
   #supportedUrls: unknown;
   #segments: Segment[] = [];
+  /** The instructions of the last call and their system messages (the same text on every step). */
+  #system: { instructions: unknown; prompt: readonly unknown[] } | undefined;
 
   async convert(
     convert: ConvertPrompt,
@@ -50,6 +52,7 @@ export class ProviderPromptCache {
       this.#model = input.model;
       this.#supportedUrls = input.supportedUrls;
       this.#segments = [];
+      this.#system = undefined;
     }
     const call = (messages: ModelMessage[], instructions?: unknown) =>
       convert({
@@ -59,7 +62,9 @@ export class ProviderPromptCache {
         ...(input.abortSignal ? { abortSignal: input.abortSignal } : {}),
         provider: input.provider,
       }) as Promise<unknown[]>;
-    const out: unknown[] = input.instructions == null ? [] : await call([], input.instructions);
+    if (input.instructions != null && this.#system?.instructions !== input.instructions)
+      this.#system = { instructions: input.instructions, prompt: await call([], input.instructions) };
+    const out: unknown[] = input.instructions == null ? [] : [...this.#system!.prompt];
     const { messages } = input;
     const segments: Segment[] = [];
     let start = 0;
