@@ -1,6 +1,7 @@
 // Browser-safe: the AI SDK chat transport and the UIMessage type of an agent.
 export type {
   ConnectionOptions,
+  HeldMessages,
   PaiChatConnection,
   PaiChatTransportOptions,
 } from "./client/pai-chat-transport.js";

@@ -44,6 +44,28 @@ const deploy = defineTool({
   },
 });
 
+const review = defineTool({
+  id: "test.chat.review.v1",
+  description: "Asks for details, then for a sign-off",
+  inputSchema: z.object({ topic: z.string() }),
+  outputSchema: z.object({ signed: z.boolean() }),
+  suspend: {
+    details: {
+      suspendSchema: z.object({ topic: z.string() }),
+      resumeSchema: z.object({ notes: z.string() }),
+    },
+    signOff: {
+      suspendSchema: z.object({ notes: z.string() }),
+      resumeSchema: z.object({ signed: z.boolean() }),
+    },
+  },
+  execute: async (ctx) => {
+    if (ctx.entry.type === "initial") return ctx.suspend("details", { topic: ctx.input.topic });
+    if (ctx.entry.name === "details") return ctx.suspend("signOff", { notes: ctx.entry.resume.notes });
+    return { signed: ctx.entry.resume.signed };
+  },
+});
+
 let gate: { promise: Promise<void>; open: () => void } = openGate();
 function openGate() {
   let open = () => {};
@@ -64,7 +86,7 @@ const slow = defineTool({
   },
 });
 
-const agent = defineAgent({ tools: { pickColor, deploy, slow } });
+const agent = defineAgent({ tools: { pickColor, deploy, slow, review } });
 type ChatMessage = PaiUIMessage<typeof agent>;
 
 function script() {
@@ -83,6 +105,8 @@ function script() {
         toolCalls: [{ toolName: "deploy", toolCallId: "call-deploy", input: { service: "api" } }],
       };
     }
+    if (prompt.includes("review"))
+      return { toolCalls: [{ toolName: "review", toolCallId: "call-review", input: { topic: "churn" } }] };
     if (prompt.includes("slow"))
       return { toolCalls: [{ toolName: "slow", toolCallId: "call-slow", input: {} }] };
     return { text: ["Hello ", "there."] };
@@ -127,8 +151,17 @@ afterEach(async () => {
   for (const close of open.splice(0).reverse()) await close();
 });
 
-function chatOn(server: Server2, threadId: string, messages: ChatMessage[] = []) {
-  const transport = new PaiChatTransport<ChatMessage>({ api: server.url, headers: { "x-user": "ada" } });
+function chatOn(
+  server: Server2,
+  threadId: string,
+  messages: ChatMessage[] = [],
+  fetchImpl?: typeof globalThis.fetch,
+) {
+  const transport = new PaiChatTransport<ChatMessage>({
+    api: server.url,
+    headers: { "x-user": "ada" },
+    ...(fetchImpl ? { fetch: fetchImpl } : {}),
+  });
   const chat = new NodeChat<ChatMessage>({
     id: threadId,
     transport,
@@ -261,6 +294,112 @@ describe.each(engines)("a stock AI SDK Chat on a PAI thread ($name)", ({ name, o
     expect(progress).toEqual([{ type: "data-progress", id: "call-deploy:deploy", data: { pct: 1 } }]);
     expect(last.parts.at(-1)).toMatchObject({ type: "text", text: "All done." });
     await validateUIMessages({ messages: chat.messages });
+  });
+
+  it("does not replay a waiting run a reloaded page already shows, so an approval answered at once is sent", async (context) => {
+    const env = await setup();
+    if (!env) return context.skip("Postgres is unreachable (outside CI only; under CI=true it fails)");
+    const first = chatOn(env.server, env.threadId);
+    await first.chat.sendMessage({ text: "please deploy" });
+    await settled(first.chat);
+    // A slow network (every chunk of a resume 30 ms apart) widens the window a replay would open:
+    // a replay rebuilds the message from its start, over the approval the page just gave.
+    const resumes: number[] = [];
+    const slow: typeof globalThis.fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if ((init?.method ?? "GET") !== "GET" || String(input).includes("&messages")) return response;
+      resumes.push(response.status);
+      if (!response.body) return response;
+      const reader = response.body.getReader();
+      const body = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          const { done, value } = await reader.read();
+          if (done) controller.close();
+          else controller.enqueue(value);
+        },
+      });
+      return new Response(body, { status: response.status, headers: response.headers });
+    };
+    // The reload: a new transport loads the thread, then the chat resumes as useChat({ resume }) does.
+    const { chat: reloaded, transport } = chatOn(env.server, env.threadId, [], slow);
+    const loaded = await transport.loadMessages(env.threadId);
+    reloaded.messages = loaded;
+    const part = loaded.at(-1)!.parts.find((candidate) => candidate.type === "tool-deploy");
+    const approvalId = (part as { approval: { id: string } }).approval.id;
+    const resuming = reloaded.resumeStream();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await reloaded.addToolApprovalResponse({ id: approvalId, approved: true });
+    await resuming;
+    await vi.waitFor(
+      () => {
+        expect(reloaded.status).toBe("ready");
+        expect(reloaded.lastMessage!.parts.at(-1)).toMatchObject({ type: "text", text: "All done." });
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    expect(resumes).toEqual([204]);
+    expect(reloaded.lastMessage!.parts.find((candidate) => candidate.type === "tool-deploy")).toMatchObject({
+      state: "output-available",
+      output: { deployed: true },
+    });
+    await validateUIMessages({ messages: reloaded.messages });
+  });
+
+  it("replays a waiting run once the thread moved past what the page loaded: after a submit, the next wait point shows", async (context) => {
+    const env = await setup();
+    if (!env) return context.skip("Postgres is unreachable (outside CI only; under CI=true it fails)");
+    const first = chatOn(env.server, env.threadId);
+    await first.chat.sendMessage({ text: "please review" });
+    await settled(first.chat);
+    const { chat, transport } = chatOn(env.server, env.threadId);
+    const loaded = await transport.loadMessages(env.threadId);
+    chat.messages = loaded;
+    const pending = (message: ChatMessage) =>
+      message.parts.filter((part) => part.type === "data-pai-action") as Array<{
+        id: string;
+        data: { name: string; state: string };
+      }>;
+    const details = pending(loaded.at(-1)!).find((part) => part.data.state === "pending");
+    expect(details?.data.name).toBe("review.details");
+    // Nothing moved since the load: the resume has nothing to replay.
+    await chat.resumeStream();
+    expect(chat.status).toBe("ready");
+    await transport.submit(env.threadId, {
+      actionId: details!.id,
+      name: "review.details",
+      payload: { notes: "numbers first" },
+    });
+    // The run goes on to its next wait point; the replay shows it although the run waits again.
+    await vi.waitFor(
+      async () => {
+        const now = await env.server.pai.service.threads.get({
+          identity: { user: "ada" },
+          threadId: env.threadId,
+        });
+        expect(
+          now.actions.some((action) => action.state === "pending" && action.name === "review.signOff"),
+        ).toBe(true);
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    await chat.resumeStream();
+    await settled(chat);
+    const signOff = pending(chat.lastMessage!).find((part) => part.data.name === "review.signOff");
+    expect(signOff?.data.state).toBe("pending");
+    await validateUIMessages({ messages: chat.messages });
+  });
+
+  it("answers a resume whose since is not a version with 400", async (context) => {
+    const env = await setup();
+    if (!env) return context.skip("Postgres is unreachable (outside CI only; under CI=true it fails)");
+    for (const since of ["-1", "1.5", "x", "99999999999", ""]) {
+      const response = await fetch(`${env.server.url}?threadId=${env.threadId}&since=${since}`, {
+        headers: { "x-user": "ada" },
+      });
+      expect(response.status, since).toBe(400);
+      expect(await response.json()).toMatchObject({ error: { code: "INVALID_INPUT" } });
+    }
   });
 
   // Two instances share a database; memory storage belongs to one process, so only Postgres has it.

@@ -40,14 +40,24 @@ export type PaiChatTransportOptions = {
 export type PaiChatConnection = {
   send(body: ChatRequestBody, options: ConnectionOptions): Promise<ReadableStream<UIMessageChunk>>;
   answer(body: ChatRequestBody, options: ConnectionOptions): Promise<void>;
-  resume(threadId: string, options: ConnectionOptions): Promise<ReadableStream<UIMessageChunk> | null>;
-  messages(threadId: string, options: ConnectionOptions): Promise<UIMessage[]>;
+  resume(
+    threadId: string,
+    options: ConnectionOptions & { since?: number },
+  ): Promise<ReadableStream<UIMessageChunk> | null>;
+  /** The thread's messages as a chat holds them; with the thread version they are of, if known. */
+  messages(threadId: string, options: ConnectionOptions): Promise<UIMessage[] | HeldMessages>;
 };
+
+/** Messages and the thread version they are of: a resume right after the load skips a waiting run. */
+export type HeldMessages = { messages: UIMessage[]; version: number };
 
 export type ConnectionOptions = {
   abortSignal?: AbortSignal | undefined;
   headers?: Record<string, string> | Headers;
 };
+
+/** Chats whose loaded version the transport remembers; a page holds a few. */
+const MAX_HELD = 64;
 
 export class PaiChatError extends Error {
   constructor(
@@ -64,6 +74,8 @@ export class PaiChatTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
   /** A reconnect streams the active run from its beginning. */
   readonly resumeStreamIsReplay = true;
   readonly #connection: PaiChatConnection;
+  /** Per chat, the thread version of the messages `loadMessages` returned, while the chat still holds them. */
+  readonly #held = new Map<string, number>();
 
   constructor(readonly options: PaiChatTransportOptions) {
     this.#connection = "connection" in options ? options.connection : httpChatConnection(options);
@@ -85,6 +97,7 @@ export class PaiChatTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
         "A PAI thread keeps every turn; regenerating a response is not supported. Send a new message instead.",
       );
     }
+    this.#held.delete(options.chatId);
     const last = options.messages.at(-1);
     const request =
       last?.role === "user"
@@ -93,15 +106,32 @@ export class PaiChatTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
     return this.#connection.send({ ...request, ...this.#extras(options.body) } as ChatRequestBody, options);
   }
 
-  reconnectToStream(
+  /**
+   * Replays the thread's active run. Right after `loadMessages`, a run that waits (an approval, a
+   * suspend point) is not replayed while the thread is still at the loaded version: the page shows
+   * it already, and a replay would rebuild the message under an answer given meanwhile.
+   */
+  async reconnectToStream(
     options: { chatId: string; abortSignal?: AbortSignal } & ChatRequestOptions,
   ): Promise<ReadableStream<UIMessageChunk> | null> {
-    return this.#connection.resume(options.chatId, options);
+    const since = this.#held.get(options.chatId);
+    const stream = await this.#connection.resume(
+      options.chatId,
+      since === undefined ? options : { ...options, since },
+    );
+    // A replay brings the chat past what was loaded.
+    if (stream) this.#held.delete(options.chatId);
+    return stream;
   }
 
   /** The thread's messages as a chat holds them, for `useChat({ messages })` on page load. */
-  loadMessages(chatId: string, options: { abortSignal?: AbortSignal } = {}): Promise<UI_MESSAGE[]> {
-    return this.#connection.messages(chatId, options) as Promise<UI_MESSAGE[]>;
+  async loadMessages(chatId: string, options: { abortSignal?: AbortSignal } = {}): Promise<UI_MESSAGE[]> {
+    const loaded = await this.#connection.messages(chatId, options);
+    this.#held.delete(chatId);
+    if (Array.isArray(loaded)) return loaded as UI_MESSAGE[];
+    if (this.#held.size >= MAX_HELD) this.#held.delete(this.#held.keys().next().value!);
+    this.#held.set(chatId, loaded.version);
+    return loaded.messages as UI_MESSAGE[];
   }
 
   /**
@@ -128,6 +158,7 @@ export class PaiChatTransport<UI_MESSAGE extends UIMessage = UIMessage> implemen
   }
 
   #answer(chatId: string, answer: ChatAnswer): Promise<void> {
+    this.#held.delete(chatId);
     return this.#connection.answer({ threadId: chatId, answers: [answer], stream: false }, {});
   }
 
@@ -182,12 +213,16 @@ function httpChatConnection(options: Extract<PaiChatTransportOptions, { api: str
       await response.body?.cancel();
     },
     resume: async (threadId, call) => {
-      const response = await request("GET", thread(threadId), undefined, call);
+      const since = call.since === undefined ? "" : `&since=${call.since}`;
+      const response = await request("GET", `${thread(threadId)}${since}`, undefined, call);
       return response.status === 204 ? null : chunks(response);
     },
     messages: async (threadId, call) => {
       const response = await request("GET", `${thread(threadId)}&messages`, undefined, call);
-      return ((await response.json()) as { messages: UIMessage[] }).messages;
+      const body = (await response.json()) as { messages: UIMessage[]; version?: unknown };
+      return typeof body.version === "number"
+        ? { messages: body.messages, version: body.version }
+        : body.messages;
     },
   };
 }

@@ -52,8 +52,14 @@ export function createPaiChatHandler<TIdentity>(
         const params = new URL(request.url).searchParams;
         const threadId = params.get("threadId");
         if (params.has("messages"))
-          return Response.json({ messages: await chat.messages({ identity, threadId: threadId ?? "" }) });
-        const stream = await chat.resume({ identity, threadId: threadId ?? "", signal: request.signal });
+          return Response.json(await chat.heldMessages({ identity, threadId: threadId ?? "" }));
+        const since = params.get("since");
+        const stream = await chat.resume({
+          identity,
+          threadId: threadId ?? "",
+          ...(since !== null ? { since: versionParam(since) } : {}),
+          signal: request.signal,
+        });
         return stream ? streamResponse(stream) : new Response(null, { status: 204 });
       }
       if (request.method === "POST") {
@@ -88,6 +94,11 @@ export function createChatStreams<TIdentity>(pai: ChatPai<TIdentity>) {
     threadId: string;
     /** The id of the last chunk the client holds: the stream continues that chunk's run after it. */
     lastEventId?: string;
+    /**
+     * The thread version whose messages the client loaded (`messages`): while the thread is still
+     * at it, a waiting run is not replayed, since the client already shows all of it.
+     */
+    since?: number;
     signal?: AbortSignal;
   }): Promise<AsyncGenerator<ChatChunk> | null> {
     if (input.threadId.length === 0 || input.threadId.length > 512) {
@@ -115,6 +126,10 @@ export function createChatStreams<TIdentity>(pai: ChatPai<TIdentity>) {
       (candidate) => candidate.status === "running" || candidate.status === "waiting",
     );
     if (!run) return null;
+    // A replay rebuilds the chat's message from its start, so an answer the page gave while the
+    // replay was on its way (an approval clicked right after a reload) would be overwritten and
+    // never sent. A client that holds the waiting run already gets nothing to replay.
+    if (run.status === "waiting" && input.since === base.thread.version) return null;
     return chunksOf(input.identity, base, run.runId, {}, input.signal);
   }
 
@@ -278,14 +293,25 @@ export function createChatStreams<TIdentity>(pai: ChatPai<TIdentity>) {
 
   /** The thread's messages as the chat holds them (see `chatMessages`). */
   async function messages(input: { identity: TIdentity; threadId: string }): Promise<UIMessage[]> {
+    return (await heldMessages(input)).messages;
+  }
+
+  /** `messages`, with the thread version they are of (a later `resume({ since })` passes it back). */
+  async function heldMessages(input: {
+    identity: TIdentity;
+    threadId: string;
+  }): Promise<{ messages: UIMessage[]; version: number }> {
     if (input.threadId.length === 0 || input.threadId.length > 512) {
       throw new PaiError("INVALID_INPUT", "threadId is required (at most 512 characters).");
     }
     const base = await service.threads.get({ identity: input.identity, threadId: input.threadId });
-    return chatMessages(base, (action) => isApproval(base, action));
+    return {
+      messages: chatMessages(base, (action) => isApproval(base, action)),
+      version: base.thread.version,
+    };
   }
 
-  return { parse: parseChatRequest, post, resume, messages };
+  return { parse: parseChatRequest, post, resume, messages, heldMessages };
 }
 
 function streamResponse(stream: AsyncGenerator<ChatChunk>): Response {
@@ -312,6 +338,14 @@ function fromGenerator(chunks: AsyncGenerator<ChatChunk>): ReadableStream<UIMess
       await chunks.return(undefined);
     },
   });
+}
+
+/** A thread version from the query string: digits only, within what a version can be. */
+function versionParam(text: string): number {
+  if (!/^\d{1,10}$/.test(text) || Number(text) > 2 ** 31 - 1) {
+    throw new PaiError("INVALID_INPUT", "since must be a thread version (a whole number).");
+  }
+  return Number(text);
 }
 
 /** Reads at most `maxBytes` of the body (a missing or lying content-length cannot make it read more). */
