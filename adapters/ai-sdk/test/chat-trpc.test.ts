@@ -6,7 +6,11 @@ import { createPaiRouter, guardTransformer } from "@pai/transport-trpc";
 import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink } from "@trpc/client";
 import { initTRPC, TRPCError } from "@trpc/server";
 import { createHTTPServer } from "@trpc/server/adapters/standalone";
-import { lastAssistantMessageIsCompleteWithToolCalls, validateUIMessages } from "ai";
+import {
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  lastAssistantMessageIsCompleteWithToolCalls,
+  validateUIMessages,
+} from "ai";
 import { EventSource } from "eventsource";
 import superjson from "superjson";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -23,7 +27,22 @@ const pickColor = defineTool({
   inputSchema: z.object({}),
   outputSchema: z.object({ color: z.string() }),
 });
-const agent = defineAgent({ tools: { pickColor } });
+const deploy = defineTool({
+  id: "test.trpc-chat.deploy.v1",
+  description: "Deploy once a person approves",
+  inputSchema: z.object({}),
+  outputSchema: z.object({ deployed: z.boolean() }),
+  suspend: {
+    confirm: {
+      suspendSchema: z.object({}),
+      resumeSchema: z.object({ approved: z.boolean(), reason: z.string().optional() }),
+      approval: true,
+    },
+  },
+  execute: async (ctx) =>
+    ctx.entry.type === "initial" ? ctx.suspend("confirm", {}) : { deployed: ctx.entry.resume.approved },
+});
+const agent = defineAgent({ tools: { pickColor, deploy } });
 type Message = PaiUIMessage<typeof agent>;
 
 const closers: Array<() => Promise<void>> = [];
@@ -38,9 +57,11 @@ async function host() {
     model: scriptedModel((call) =>
       call.prompt.at(-1)?.role === "tool"
         ? { text: ["Nice ", "color."] }
-        : JSON.stringify(call.prompt).includes("color")
-          ? { toolCalls: [{ toolName: "pickColor", toolCallId: "call-color", input: {} }] }
-          : { text: ["Hi ", "there."] },
+        : JSON.stringify(call.prompt).includes("deploy")
+          ? { toolCalls: [{ toolName: "deploy", toolCallId: "call-deploy", input: {} }] }
+          : JSON.stringify(call.prompt).includes("color")
+            ? { toolCalls: [{ toolName: "pickColor", toolCallId: "call-color", input: {} }] }
+            : { text: ["Hi ", "there."] },
     ),
     scope: (user: { id: string }) => ({ scopeKey: "org", userKey: user.id }),
   });
@@ -124,5 +145,79 @@ describe("the chat protocol over tRPC (real HTTP server, SSE subscriptions)", ()
     await validateUIMessages({ messages: chat.messages });
     const loaded = await transport.loadMessages(threadId);
     expect(loaded.map((message) => message.id)).toEqual(chat.messages.map((message) => message.id));
+  });
+
+  it("does not replay a waiting run to a page that loaded it (held version), and replays it to one that did not", async () => {
+    const { client, threadId } = await host();
+    const first = new NodeChat<Message>({
+      id: threadId,
+      transport: new PaiChatTransport<Message>({ connection: trpcChatConnection(client.pai.chat) }),
+    });
+    await first.sendMessage({ text: "please deploy" });
+    await vi.waitFor(() => expect(first.status).toBe("ready"), { timeout: 10_000, interval: 20 });
+    // Every resume subscription: its input and how many chunks it delivered.
+    const resumes: Array<{ input: unknown; chunks: number }> = [];
+    // The client is a proxy: its procedures are named, not spread.
+    const counted = {
+      send: client.pai.chat.send,
+      messages: client.pai.chat.messages,
+      held: client.pai.chat.held,
+      resume: {
+        subscribe: ((input: unknown, options: { onData(data: unknown): void }) => {
+          const entry = { input, chunks: 0 };
+          resumes.push(entry);
+          return client.pai.chat.resume.subscribe(
+            input as never,
+            {
+              ...options,
+              onData: (data: unknown) => {
+                entry.chunks++;
+                options.onData(data);
+              },
+            } as never,
+          );
+        }) as never,
+      },
+    };
+    const reload = () => {
+      const transport = new PaiChatTransport<Message>({ connection: trpcChatConnection(counted) });
+      const chat = new NodeChat<Message>({
+        id: threadId,
+        transport,
+        sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+      });
+      return { transport, chat };
+    };
+    // Loaded through the transport: the resume carries the version and gets nothing.
+    const page = reload();
+    page.chat.messages = await page.transport.loadMessages(threadId);
+    const held = await client.pai.chat.held.query({ threadId });
+    await page.chat.resumeStream();
+    expect(resumes).toEqual([{ input: { threadId, since: held.version }, chunks: 0 }]);
+    const part = page.chat.lastMessage!.parts.find((candidate) => candidate.type === "tool-deploy");
+    expect(part).toMatchObject({ state: "approval-requested" });
+    // Messages from elsewhere: no version to pass, so the waiting run is replayed as before.
+    const other = reload();
+    other.chat.messages = structuredClone(page.chat.messages);
+    await other.chat.resumeStream();
+    expect(resumes[1]).toMatchObject({ input: { threadId } });
+    expect(resumes[1]!.chunks).toBeGreaterThan(0);
+    await page.chat.addToolApprovalResponse({
+      id: (part as { approval: { id: string } }).approval.id,
+      approved: true,
+    });
+    await vi.waitFor(
+      () => {
+        expect(page.chat.status).toBe("ready");
+        expect(
+          page.chat.lastMessage?.parts.find((candidate) => candidate.type === "tool-deploy"),
+        ).toMatchObject({
+          state: "output-available",
+          output: { deployed: true },
+        });
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    await validateUIMessages({ messages: page.chat.messages });
   });
 });

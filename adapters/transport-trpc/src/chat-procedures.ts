@@ -31,9 +31,15 @@ export type PaiChatStreams<TIdentity> = {
     identity: TIdentity;
     threadId: string;
     lastEventId?: string;
+    /** The thread version whose messages the client loaded (`held`): a waiting run is not replayed. */
+    since?: number;
     signal?: AbortSignal;
   }): Promise<AsyncIterable<{ id: string; chunk: unknown }> | null>;
   messages(input: { identity: TIdentity; threadId: string }): Promise<unknown[]>;
+  heldMessages(input: {
+    identity: TIdentity;
+    threadId: string;
+  }): Promise<{ messages: unknown[]; version: number }>;
 };
 
 /**
@@ -133,6 +139,7 @@ export function createChatProcedures<TContext, TMeta, TContextOverrides, TErrorS
         {
           threadId: input.threadId,
           ...(input.lastEventId !== undefined ? { lastEventId: input.lastEventId } : {}),
+          ...(input.since !== undefined ? { since: input.since } : {}),
         },
         signal,
       ),
@@ -142,6 +149,15 @@ export function createChatProcedures<TContext, TMeta, TContextOverrides, TErrorS
       .input(schemas.messages)
       .query(({ ctx, input }) =>
         call("chat.messages", ctx, (identity) => streams().messages({ identity, threadId: input.threadId })),
+      ),
+    /**
+     * `messages` with the thread version they are of; a `resume` that passes it back as `since`
+     * skips a run that waits while the thread is still at that version.
+     */
+    held: procedure
+      .input(schemas.messages)
+      .query(({ ctx, input }) =>
+        call("chat.held", ctx, (identity) => streams().heldMessages({ identity, threadId: input.threadId })),
       ),
   };
 }

@@ -108,7 +108,16 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
     chat: {
       // The chat body itself is validated by the chat streams (`parseChatRequest`), bounded here.
       send: z.record(z.string(), json).superRefine(bounded),
-      resume: z.strictObject({ threadId: id, lastEventId }),
+      resume: z.strictObject({
+        threadId: id,
+        lastEventId,
+        since: z
+          .number()
+          .int()
+          .min(0)
+          .max(2 ** 31 - 1)
+          .optional(),
+      }),
       messages: z.strictObject({ threadId: id }),
     },
     manifest: z.strictObject({ agentId: id.optional() }).optional(),

@@ -25,6 +25,13 @@ export type TrpcChatProcedures = {
   send: { subscribe: Subscribe };
   resume: { subscribe: Subscribe };
   messages: { query(input: { threadId: string }, options?: { signal?: AbortSignal }): Promise<unknown[]> };
+  /** The messages with their thread version (a router of this version has it). */
+  held?: {
+    query(
+      input: { threadId: string },
+      options?: { signal?: AbortSignal },
+    ): Promise<{ messages: unknown[]; version: number }>;
+  };
 };
 
 export function trpcChatConnection(chat: TrpcChatProcedures): PaiChatConnection {
@@ -37,13 +44,18 @@ export function trpcChatConnection(chat: TrpcChatProcedures): PaiChatConnection 
         // An answer without streaming yields nothing; drain until the server completes.
       }
     },
-    resume: async (threadId: string, options: ConnectionOptions) =>
-      stream(chat.resume.subscribe, { threadId }, options),
-    messages: async (threadId: string, options: ConnectionOptions) =>
-      (await chat.messages.query(
-        { threadId },
-        options.abortSignal ? { signal: options.abortSignal } : {},
-      )) as UIMessage[],
+    resume: async (threadId: string, options: ConnectionOptions & { since?: number }) =>
+      stream(
+        chat.resume.subscribe,
+        { threadId, ...(options.since !== undefined ? { since: options.since } : {}) },
+        options,
+      ),
+    messages: async (threadId: string, options: ConnectionOptions) => {
+      const signal = options.abortSignal ? { signal: options.abortSignal } : {};
+      if (!chat.held) return (await chat.messages.query({ threadId }, signal)) as UIMessage[];
+      const held = await chat.held.query({ threadId }, signal);
+      return { messages: held.messages as UIMessage[], version: held.version };
+    },
   };
 }
 
