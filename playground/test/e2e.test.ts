@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { BrowserContext, Locator, Page, Request } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM, hasChromium, launchChromium, shownHints } from "./chromium.js";
 import { freePort, PlaygroundProcess } from "./playground-process.js";
 
@@ -80,6 +80,27 @@ describe.skipIf(!hasChromium && !inCi)("playground in headless Chromium", () => 
       );
     });
   }, 300_000);
+
+  // A failed step prints where the browser and the server were, so a CI log alone can explain it
+  // (the full logs and screenshots stay in test-artifacts).
+  afterEach(async ({ task }) => {
+    if (task.result?.state !== "fail") return;
+    const tail = (text: string) => text.split("\n").slice(-60).join("\n");
+    const shown = await page
+      ?.evaluate(() => ({ url: location.href, text: (document.body.textContent ?? "").slice(-2000) }))
+      .catch(() => null);
+    console.error(
+      [
+        `e2e step failed: ${task.name}`,
+        `page: ${shown?.url ?? "(unavailable)"}`,
+        `page text (end): ${shown?.text ?? ""}`,
+        `requests still open: ${[...inFlight].map((request) => `${request.method()} ${request.url()}`).join(", ")}`,
+        `browser console (last 60 lines):\n${tail(consoleLines.join("\n"))}`,
+        `server output (last 60 lines):\n${tail(server?.output ?? "")}`,
+      ].join("\n"),
+    );
+    await screenshot(`failed-${task.name.slice(0, 40).replace(/[^a-z0-9]+/gi, "-")}`).catch(() => undefined);
+  });
 
   afterAll(async () => {
     // The browser console and the server output, for diagnosing a failure after the fact.
