@@ -76,6 +76,10 @@ function localCommand(name: string, service: ComposeService, dockerfile: string)
 }
 
 /** A service started as a child process; its stdout is JSON lines (see deploy/app/server.mjs). */
+/** Matches the log line of one runtime event of a run. */
+const runtimeEvent = (runId: string, type: string) => (line: Record<string, unknown>) =>
+  line.msg === "runtime" && line.runId === runId && line.type === type;
+
 class ServiceProcess {
   readonly lines: Array<Record<string, unknown>> = [];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -411,6 +415,8 @@ describe("deployment example: two instances on Postgres behind a round-robin pro
       const action = await watcher.pendingAction(runId);
       expect(action.name).toBe("requestApproval.approval");
       expect(action.input).toEqual({ prompt: "Please approve the release of v2" });
+      // An instance logs an event after the commit the watcher sees: its line may come later.
+      await app1.waitFor(runtimeEvent(runId, "suspend"));
       expect(app1.events(runId)).toEqual(expect.arrayContaining(["run-start", "tool-start", "suspend"]));
       expect(app2.events(runId)).toEqual([]);
 
@@ -418,6 +424,7 @@ describe("deployment example: two instances on Postgres behind a round-robin pro
       const run = await watcher.runEnded(runId);
       expect(run.status).toBe("completed");
       // The submit's commit took the run's lease, so instance 2 resumed and finished it.
+      await app2.waitFor(runtimeEvent(runId, "run-end"));
       expect(app2.events(runId)).toEqual(
         expect.arrayContaining(["action-resolved", "tool-start", "run-end"]),
       );
@@ -504,6 +511,7 @@ describe("deployment example: two instances on Postgres behind a round-robin pro
       });
       expect(lastAssistantText(snapshot)).toBe(`longTask did not finish: ${INTERRUPTED_TEXT}`);
       // Instance 2 recorded the interruption and issued the next model step; the tool never ran there.
+      await app2.waitFor(runtimeEvent(runId, "run-end"));
       const adopted = app2.events(runId);
       expect(adopted).toEqual(expect.arrayContaining(["step-start", "model-start", "run-end"]));
       expect(adopted).not.toContain("tool-start");
