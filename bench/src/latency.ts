@@ -2,30 +2,30 @@
 // doing the same work and against the database's own floor for the statements PAI sends.
 import type { Pai } from "@pai/core";
 import { generateText, stepCountIs, streamText, tool } from "ai";
+import { sql } from "kysely";
 import { z } from "zod";
 import { countingStorage } from "./counting-storage.ts";
 import type { BenchEngine } from "./engines.ts";
 import { bareAddTools, turnModel } from "./fixtures.ts";
-import type { SqlFloor } from "./floor.ts";
-import { type Measurement, measure } from "./harness.ts";
+import { createFloorTable, insertOne } from "./floor.ts";
+import { formatMs, type Measurement, measure } from "./harness.ts";
 import { log, results, row, tableHeader } from "./report.ts";
 import { identity, runtimeOn, suspendResume, twoStepRun, watchedTwoStepRun } from "./scenarios.ts";
 import { type BenchHost, startBareTrpcHost, startBenchHost } from "./trpc-host.ts";
 
-type Floors = Map<string, SqlFloor>;
-
 /**
- * What the database alone would take for the statements one `op` sends on `engine`: each commit
- * at the durable 1 KB insert's median, every other statement at `select 1`'s.
+ * What the database alone takes for the statements one `op` sends on `engine`, as a task to
+ * measure beside PAI's: each commit a durable 1 KB insert, every other statement a `select 1`,
+ * one after another. Measured in the same rounds as the PAI rows, the floor sees the same server
+ * state; a floor read minutes earlier (the floor table) had the server in another phase as often
+ * as not (0.20 against 0.52 ms for the same insert, twelfth pass).
  */
-async function floorOf(
+async function floorTask(
   engine: BenchEngine,
-  floors: Floors,
   toolName: "add" | "approve",
   op: (pai: Pai) => Promise<unknown>,
 ) {
-  const floor = floors.get(engine.name);
-  if (!floor || !engine.statements) return undefined;
+  if (!engine.sql || !engine.statements) return undefined;
   const counting = countingStorage(engine.storage);
   const pai = runtimeOn(counting.storage, toolName);
   await op(pai);
@@ -33,10 +33,52 @@ async function floorOf(
   const before = engine.statements.count;
   const runs = 10;
   for (let index = 0; index < runs; index++) await op(pai);
-  const statements = (engine.statements.count - before) / runs;
-  const commits = counting.counters.commits / runs;
+  const statements = Math.round((engine.statements.count - before) / runs);
+  const commits = Math.round(counting.counters.commits / runs);
   await pai.close();
-  return commits * floor.insert1k.medianMs + (statements - commits) * floor.select1.medianMs;
+  const { db } = engine.sql;
+  const table = `pai_bench_flow_floor_${globalThis.crypto.randomUUID().slice(0, 8)}`;
+  await createFloorTable(db, table);
+  return {
+    name: `floor: ${commits} durable 1 KB inserts + ${statements - commits} select 1 (${engine.name})`,
+    fn: async () => {
+      for (let index = 0; index < commits; index++) await insertOne(db, table);
+      for (let index = commits; index < statements; index++) await sql`select 1`.execute(db);
+    },
+    drop: () => db.schema.dropTable(table).ifExists().execute(),
+  };
+}
+
+type FloorTask = NonNullable<Awaited<ReturnType<typeof floorTask>>>;
+
+const optional = <T>(value: T | undefined): T[] => (value === undefined ? [] : [value]);
+
+/**
+ * Each engine's tasks in turns with each other, one engine after another. Not all engines in one
+ * set of turns: a server's background work (InnoDB flushing its dirty pages, the disk taking
+ * SQLite's fsyncs) lands in the next engine's turn, and Postgres rows taken in turns with
+ * MariaDB's and SQLite's read 5.70 ms for a suspend -> resume against 3.71–5.06 ms measured alone.
+ */
+async function inTurnsPerEngine(
+  groups: Array<Array<{ name: string; fn: () => Promise<unknown> }>>,
+): Promise<Measurement[]> {
+  const measured: Measurement[] = [];
+  for (const tasks of groups) measured.push(...(await measure(tasks, { interleave: true })));
+  return measured;
+}
+
+/** The floor tasks of `engines` for `op`, by engine name. */
+async function floorTasks(
+  engines: BenchEngine[],
+  toolName: "add" | "approve",
+  op: (pai: Pai) => Promise<unknown>,
+): Promise<Map<string, FloorTask>> {
+  const tasks = new Map<string, FloorTask>();
+  for (const engine of engines) {
+    const task = await floorTask(engine, toolName, op);
+    if (task) tasks.set(engine.name, task);
+  }
+  return tasks;
 }
 
 function logRows(measured: Measurement[], baselines: Measurement[], floorsMs: Array<number | undefined>) {
@@ -120,22 +162,42 @@ export async function measureInProcessRows(memory: BenchEngine | undefined): Pro
   };
 }
 
-export async function benchTwoStep(engines: BenchEngine[], floors: Floors, early: InProcessRows) {
+/**
+ * The SQL rows of the two-step table, taken in turns (`interleave`) with each engine's floor
+ * task, so a row and its floor see the same server; the floor task's median is the row's floor.
+ */
+export async function benchTwoStep(engines: BenchEngine[], early: InProcessRows) {
   const sqlRuntimes = engines
     .filter((engine) => engine.sql)
     .map((engine) => ({ engine, pai: runtimeOn(engine.storage, "add") }));
-  const sql = await measure(
-    sqlRuntimes.map(({ engine, pai }) => ({
-      name: `PAI two-step run (${engine.name})`,
-      fn: () => twoStepRun(pai),
-    })),
+  const floors = await floorTasks(
+    sqlRuntimes.map(({ engine }) => engine),
+    "add",
+    twoStepRun,
   );
-  const measured = [...early.twoStep, ...sql];
-  const floorsMs: Array<number | undefined> = early.twoStep.map(() => undefined);
-  for (const { engine } of sqlRuntimes) floorsMs.push(await floorOf(engine, floors, "add", twoStepRun));
+  const measuredWithFloors = await inTurnsPerEngine(
+    sqlRuntimes.map(({ engine, pai }) => [
+      { name: `PAI two-step run (${engine.name})`, fn: () => twoStepRun(pai) },
+      ...optional(floors.get(engine.name)),
+    ]),
+  );
+  for (const floor of floors.values()) await floor.drop();
+  const floorMs = (engineName: string) =>
+    measuredWithFloors.find((entry) => entry.name === floors.get(engineName)?.name)?.medianMs;
+  const measured = [
+    ...early.twoStep,
+    ...sqlRuntimes.map(
+      ({ engine }) => measuredWithFloors.find((entry) => entry.name === `PAI two-step run (${engine.name})`)!,
+    ),
+  ];
+  const floorsMs: Array<number | undefined> = [
+    ...early.twoStep.map(() => undefined),
+    ...sqlRuntimes.map(({ engine }) => floorMs(engine.name)),
+  ];
   tableHeader("Per-step overhead: two-step run (tool call, then text)", ["vs gen", "vs stream"]);
   const [generate, stream] = measured;
   logRows(measured, [generate!, stream!], floorsMs);
+  logFloorTasks(floors, measuredWithFloors);
   results.twoStep = measured.map((measurement, index) => ({
     ...measurement,
     vsGenerateText: measurement.medianMs / generate!.medianMs,
@@ -143,6 +205,15 @@ export async function benchTwoStep(engines: BenchEngine[], floors: Floors, early
     floorMs: floorsMs[index] ?? null,
   }));
   for (const { pai } of sqlRuntimes) await pai.close();
+}
+
+/** Prints what each floor task sent and took, under the table whose floor column it gives. */
+function logFloorTasks(floors: Map<string, FloorTask>, measured: Measurement[]) {
+  log();
+  for (const floor of floors.values()) {
+    const reading = measured.find((entry) => entry.name === floor.name);
+    if (reading) log(`- ${floor.name}, in the same rounds: ${formatMs(reading.medianMs)} ms`);
+  }
 }
 
 const approvalModel = turnModel("approve");
@@ -211,7 +282,12 @@ async function warmHttp(flows: Array<() => Promise<unknown>>) {
   }
 }
 
-export async function benchSuspendResume(engines: BenchEngine[], floors: Floors, early: InProcessRows) {
+/**
+ * The SQL rows of the suspend -> resume table, taken in turns with their floor tasks and with a
+ * bare tRPC host of their own: the Postgres HTTP row's floor is those bare requests plus its
+ * in-process floor, both read in the same rounds as the row.
+ */
+export async function benchSuspendResume(engines: BenchEngine[], early: InProcessRows) {
   const runtimes = engines
     .filter((engine) => engine.sql && engine.name !== "pglite")
     .map((engine) => ({ engine, pai: runtimeOn(engine.storage, "approve") }));
@@ -222,25 +298,41 @@ export async function benchSuspendResume(engines: BenchEngine[], floors: Floors,
       .filter(({ engine }) => engine.name === "postgres")
       .map(async (entry) => ({ ...entry, host: await startBenchHost(entry.pai, identity) })),
   );
-  await warmHttp(hosts.map((entry) => () => overHttp(entry.pai, entry.host)));
-  const sql = await measure([
-    ...runtimes.map(({ engine, pai }) => ({
-      name: `PAI suspend->resume (${engine.name})`,
-      fn: () => suspendResume(pai),
-    })),
-    ...hosts.map((entry) => ({
-      name: `PAI suspend->resume tRPC HTTP (${entry.engine.name})`,
-      fn: () => overHttp(entry.pai, entry.host),
-    })),
+  const floors = await floorTasks(
+    runtimes.map(({ engine }) => engine),
+    "approve",
+    suspendResume,
+  );
+  const bareTrpc = hosts.length > 0 ? await startBareTrpcHost() : undefined;
+  const bareBeside = "bare tRPC HTTP, 4 no-op requests, same rounds";
+  await warmHttp([
+    ...hosts.map((entry) => () => overHttp(entry.pai, entry.host)),
+    ...(bareTrpc ? [bareTrpc.flow] : []),
   ]);
+  const sql = await inTurnsPerEngine(
+    runtimes.map(({ engine, pai }) => {
+      const host = hosts.find((entry) => entry.engine === engine);
+      return [
+        { name: `PAI suspend->resume (${engine.name})`, fn: () => suspendResume(pai) },
+        ...(host
+          ? [{ name: `PAI suspend->resume tRPC HTTP (${engine.name})`, fn: () => overHttp(pai, host.host) }]
+          : []),
+        ...(host && bareTrpc ? [{ name: bareBeside, fn: bareTrpc.flow }] : []),
+        ...optional(floors.get(engine.name)),
+      ];
+    }),
+  );
   for (const { host } of hosts) await host.close();
+  await bareTrpc?.close();
+  for (const floor of floors.values()) await floor.drop();
   await early.close();
   const byName = (name: string) => [...early.suspendResume, ...sql].find((entry) => entry.name === name);
   const bare = byName("bare AI SDK approval round trip")!;
   const bareHttp = byName("bare tRPC HTTP, 4 no-op requests")!;
-  const inProcessFloor = new Map<string, number | undefined>();
-  for (const { engine } of runtimes)
-    inProcessFloor.set(engine.name, await floorOf(engine, floors, "approve", suspendResume));
+  const floorMs = (engineName: string) => {
+    const floor = floors.get(engineName);
+    return floor ? byName(floor.name)?.medianMs : undefined;
+  };
   // Printed in process first, then over HTTP, each with its floor where the engine has one.
   const rows: Array<{ measurement: Measurement; floorMs: number | undefined }> = [];
   const add = (name: string, floorMs?: number) => {
@@ -249,14 +341,16 @@ export async function benchSuspendResume(engines: BenchEngine[], floors: Floors,
   };
   add("bare AI SDK approval round trip");
   add("PAI suspend->resume (memory)");
-  for (const { engine } of runtimes)
-    add(`PAI suspend->resume (${engine.name})`, inProcessFloor.get(engine.name));
+  for (const { engine } of runtimes) add(`PAI suspend->resume (${engine.name})`, floorMs(engine.name));
   add("bare tRPC HTTP, 4 no-op requests");
   add("PAI suspend->resume tRPC HTTP (memory)", bareHttp.medianMs);
+  add(bareBeside);
+  const bareBesideMs = byName(bareBeside)?.medianMs;
   for (const { engine } of hosts) {
+    const inProcess = floorMs(engine.name);
     add(
       `PAI suspend->resume tRPC HTTP (${engine.name})`,
-      bareHttp.medianMs + (inProcessFloor.get(engine.name) ?? 0),
+      bareBesideMs === undefined || inProcess === undefined ? undefined : bareBesideMs + inProcess,
     );
   }
   tableHeader("Suspend -> resume round trip (in process, service API; then over tRPC HTTP)", ["vs SDK"]);
@@ -265,6 +359,7 @@ export async function benchSuspendResume(engines: BenchEngine[], floors: Floors,
     [bare],
     rows.map((entry) => entry.floorMs),
   );
+  logFloorTasks(floors, sql);
   results.suspendResume = rows.map(({ measurement, floorMs }) => ({
     ...measurement,
     ratio: measurement.medianMs / bare.medianMs,

@@ -102,8 +102,8 @@ async function main() {
   const floors = only ? new Map<string, SqlFloor>() : await benchFloors(engines);
   if (early) {
     await benchCommitStatement(engines, floors);
-    await benchTwoStep(engines, floors, early);
-    await benchSuspendResume(engines, floors, early);
+    await benchTwoStep(engines, early);
+    await benchSuspendResume(engines, early);
     await benchRoundTrips(engines);
     emptyMemoryStorage(engines);
     // Growth seeds thousands of messages per size: the in-process engines and Postgres show the trend.
