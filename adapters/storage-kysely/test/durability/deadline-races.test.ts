@@ -14,30 +14,39 @@ const RACES = 200;
 
 type Line = { type: string; [key: string]: unknown };
 
-/** Runs one role to its end; resolves with its stdout lines (rejects on a non-zero exit). */
-function runRole(config: Record<string, unknown>): Promise<Line[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script], {
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        PAI_DEADLINE_PROCESS: JSON.stringify({ url: postgresUrl, ...config }),
-        NODE_COMPILE_CACHE: join(tmpdir(), "pai-durability-compile-cache"),
-        NODE_NO_WARNINGS: "1",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+/**
+ * Starts one role. It reports on stdout (collected, and passed to `onLine` as they come);
+ * `stdin` takes the actions a racer should race, one JSON line each. `done` resolves with every
+ * line once the role ends (rejects on a non-zero exit).
+ */
+function startRole(config: Record<string, unknown>, onLine?: (line: Line) => void) {
+  const child = spawn(process.execPath, [script], {
+    cwd: repoRoot,
+    env: {
+      ...process.env,
+      PAI_DEADLINE_PROCESS: JSON.stringify({ url: postgresUrl, ...config }),
+      NODE_COMPILE_CACHE: join(tmpdir(), "pai-durability-compile-cache"),
+      NODE_NO_WARNINGS: "1",
+    },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const done = new Promise<Line[]>((resolve, reject) => {
     const lines: Line[] = [];
     let stderr = "";
     child.stderr.on("data", (chunk) => {
       stderr = (stderr + String(chunk)).slice(-4000);
     });
-    createInterface({ input: child.stdout }).on("line", (line) => lines.push(JSON.parse(line) as Line));
+    createInterface({ input: child.stdout }).on("line", (text) => {
+      const line = JSON.parse(text) as Line;
+      lines.push(line);
+      onLine?.(line);
+    });
     child.on("exit", (code) => {
       if (code === 0 && lines.some((line) => line.type === "done")) resolve(lines);
       else reject(new Error(`${String(config.role)} exited ${code}: ${stderr}`));
     });
   });
+  return { stdin: child.stdin, done };
 }
 
 const available = await (async () => {
@@ -70,23 +79,34 @@ describe.skipIf(!available)("deadlines racing answers across processes", () => {
   it(`resolves each of ${RACES} actions exactly once, observers once, the loser told CONFLICT`, {
     timeout: 240_000,
   }, async () => {
-    // Deadlines open a few seconds out, so both racers are up before the first one passes.
-    const asker = await runRole({
-      prefix,
-      role: "ask",
-      instanceId: "asker",
-      count: RACES,
-      deadlineMs: 8_000,
+    // The racers start with the asker and get each action as it is asked, so both are up and
+    // idle when the first deadline (a few seconds out) comes due.
+    const racers = [
+      startRole({ prefix, role: "answer", instanceId: "answerer", deadlineMs: 8_000 }),
+      startRole({ prefix, role: "wake", instanceId: "waker", deadlineMs: 8_000 }),
+    ];
+    // Awaited below; a racer that fails while the asker is still asking must not go unhandled.
+    for (const racer of racers) racer.done.catch(() => {});
+    const asked: Array<{ threadId: string; actionId: string; deadlineAt: string }> = [];
+    const askerRole = startRole(
+      { prefix, role: "ask", instanceId: "asker", count: RACES, deadlineMs: 8_000 },
+      (line) => {
+        if (line.type !== "asked") return;
+        const action = {
+          threadId: String(line.threadId),
+          actionId: String(line.actionId),
+          deadlineAt: String(line.deadlineAt),
+        };
+        asked.push(action);
+        for (const racer of racers) racer.stdin.write(`${JSON.stringify(action)}\n`);
+      },
+    );
+    const asker = await askerRole.done.finally(() => {
+      for (const racer of racers) racer.stdin.end();
     });
-    const asked = asker.filter((line) => line.type === "asked") as Array<
-      Line & { threadId: string; actionId: string; deadlineAt: string }
-    >;
     expect(asked).toHaveLength(RACES);
-    const actions = asked.map(({ threadId, actionId, deadlineAt }) => ({ threadId, actionId, deadlineAt }));
-    const [answerer, waker] = await Promise.all([
-      runRole({ prefix, role: "answer", instanceId: "answerer", actions, deadlineMs: 8_000 }),
-      runRole({ prefix, role: "wake", instanceId: "waker", actions, deadlineMs: 8_000 }),
-    ]);
+    const actions = asked;
+    const [answerer, waker] = await Promise.all(racers.map((racer) => racer.done));
     const resolvedBy = new Map<string, string[]>();
     // On a slow machine the asker itself may outlive the first deadlines and wake those threads
     // (its commits scheduled the wake-ups): a third racer, counted like the others.
