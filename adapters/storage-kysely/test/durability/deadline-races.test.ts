@@ -30,6 +30,8 @@ function startRole(config: Record<string, unknown>, onLine?: (line: Line) => voi
     },
     stdio: ["pipe", "pipe", "pipe"],
   });
+  // A racer that died is reported by its exit; writing to it must not throw EPIPE here.
+  child.stdin.on("error", () => {});
   const done = new Promise<Line[]>((resolve, reject) => {
     const lines: Line[] = [];
     let stderr = "";
