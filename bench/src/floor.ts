@@ -2,7 +2,9 @@
  * The physical floor PAI's rows are compared with: what the database itself costs for a
  * round trip (`select 1`), for one durable 1 KB commit, and how many such commits per second it
  * takes from 1, 10 and 100 concurrent clients. Measured in the same run as PAI's rows, on the
- * same servers, so a ratio between them means something on a noisy machine.
+ * same servers, so a ratio between them means something on a noisy machine. The commits of 10 and
+ * 100 clients are measured last (`measureCommitCeiling`), beside the throughput table that reads
+ * them: they leave a server, and the disk it shares with the others, busy for seconds after.
  */
 import { type Kysely, sql } from "kysely";
 import { formatMs, type Measurement, measure } from "./harness.ts";
@@ -46,15 +48,10 @@ async function commitsPerSecond(db: Kysely<any>, table: string, clients: number,
 }
 
 /**
- * Measures on `db` (the engine's own Kysely instance). Server engines also get `openPool`, which
- * opens a pool with that many connections: one per client, up to `maxConnections` (what the
- * server allows beside PAI's own pools).
+ * A round trip, a durable 1 KB insert and the commits per second of one client, on `db` (the
+ * engine's own Kysely instance).
  */
-export async function measureSqlFloor(
-  engine: string,
-  db: Kysely<any>,
-  server?: { openPool: (connections: number) => Kysely<any>; maxConnections: number },
-): Promise<SqlFloor> {
+export async function measureSqlFloor(engine: string, db: Kysely<any>): Promise<SqlFloor> {
   const table = `pai_bench_floor_${globalThis.crypto.randomUUID().slice(0, 8)}`;
   await createFloorTable(db, table);
   const [select1, insert1k] = await measure(
@@ -64,36 +61,58 @@ export async function measureSqlFloor(
     ],
     { warmupTime: 1000 },
   );
-  const ceiling: SqlFloor["ceiling"] = [];
-  if (server) {
-    for (const clients of [1, 10, 100]) {
-      const connections = Math.min(clients, server.maxConnections);
-      const pooled = server.openPool(connections);
-      await commitsPerSecond(pooled, table, clients, 0.5);
-      ceiling.push({
-        clients,
-        connections,
-        commitsPerSecond: await commitsPerSecond(pooled, table, clients),
-      });
-      await pooled.destroy();
-    }
-  } else {
-    ceiling.push({ clients: 1, connections: 1, commitsPerSecond: await commitsPerSecond(db, table, 1) });
-  }
+  const ceiling = [{ clients: 1, connections: 1, commitsPerSecond: await commitsPerSecond(db, table, 1) }];
   await db.schema.dropTable(table).ifExists().execute();
   return { engine, select1: select1!, insert1k: insert1k!, ceiling };
+}
+
+/**
+ * A server's durable commits per second from 1, 10 and 100 concurrent clients, added to its
+ * floor. `openPool` opens a pool with that many connections: one per client, up to
+ * `maxConnections` (what the server allows beside PAI's own pools). Taken after the latency
+ * tables: run before them, MariaDB's 100 clients left the machine slow for the Postgres rows that
+ * followed (the step commit read 1.55-1.64x the insert after them, 1.32-1.41x without them).
+ */
+export async function measureCommitCeiling(
+  floor: SqlFloor,
+  db: Kysely<any>,
+  server: { openPool: (connections: number) => Kysely<any>; maxConnections: number },
+): Promise<void> {
+  const table = `pai_bench_ceiling_${globalThis.crypto.randomUUID().slice(0, 8)}`;
+  await createFloorTable(db, table);
+  const ceiling: SqlFloor["ceiling"] = [];
+  for (const clients of [1, 10, 100]) {
+    const connections = Math.min(clients, server.maxConnections);
+    const pooled = server.openPool(connections);
+    await commitsPerSecond(pooled, table, clients, 0.5);
+    ceiling.push({ clients, connections, commitsPerSecond: await commitsPerSecond(pooled, table, clients) });
+    await pooled.destroy();
+  }
+  await db.schema.dropTable(table).ifExists().execute();
+  floor.ceiling = ceiling;
 }
 
 export function logFloor(floors: SqlFloor[], log: (line?: string) => void) {
   log();
   log("### Floor: the database alone (same servers, same run)");
-  log(
-    "| engine   | select 1 ms | durable 1 KB insert ms | p95 ms | commits/s, 1 client | 10 clients | 100 clients |",
-  );
-  log(
-    "|----------|------------:|-----------------------:|-------:|--------------------:|-----------:|------------:|",
-  );
+  log("| engine   | select 1 ms | durable 1 KB insert ms | p95 ms | commits/s, 1 client |");
+  log("|----------|------------:|-----------------------:|-------:|--------------------:|");
   for (const floor of floors) {
+    const one = floor.ceiling.find((entry) => entry.clients === 1)?.commitsPerSecond;
+    log(
+      `| ${floor.engine.padEnd(8)} | ${formatMs(floor.select1.medianMs).padStart(11)} | ${formatMs(floor.insert1k.medianMs).padStart(22)} | ${formatMs(floor.insert1k.p95Ms).padStart(6)} | ${(one?.toFixed(0) ?? "-").padStart(19)} |`,
+    );
+  }
+}
+
+/** The server engines' commits per second by concurrent clients (after `measureCommitCeiling`). */
+export function logCommitCeiling(floors: SqlFloor[], log: (line?: string) => void) {
+  log();
+  log("### Commit ceiling: durable 1 KB commits per second by concurrent clients (same servers, same run)");
+  log("| engine   | 1 client | 10 clients | 100 clients |");
+  log("|----------|---------:|-----------:|------------:|");
+  for (const floor of floors) {
+    if (!floor.ceiling.some((entry) => entry.clients > 1)) continue;
     const at = (clients: number) => {
       const entry = floor.ceiling.find((candidate) => candidate.clients === clients);
       if (!entry) return "-";
@@ -101,7 +120,7 @@ export function logFloor(floors: SqlFloor[], log: (line?: string) => void) {
       return `${entry.commitsPerSecond.toFixed(0)}${pool}`;
     };
     log(
-      `| ${floor.engine.padEnd(8)} | ${formatMs(floor.select1.medianMs).padStart(11)} | ${formatMs(floor.insert1k.medianMs).padStart(22)} | ${formatMs(floor.insert1k.p95Ms).padStart(6)} | ${at(1).padStart(19)} | ${at(10).padStart(10)} | ${at(100).padStart(11)} |`,
+      `| ${floor.engine.padEnd(8)} | ${at(1).padStart(8)} | ${at(10).padStart(10)} | ${at(100).padStart(11)} |`,
     );
   }
 }

@@ -17,7 +17,7 @@ import {
   openServerPool,
   openSqlite,
 } from "./engines.ts";
-import { logFloor, measureSqlFloor, type SqlFloor } from "./floor.ts";
+import { logCommitCeiling, logFloor, measureCommitCeiling, measureSqlFloor, type SqlFloor } from "./floor.ts";
 import { benchGrowth } from "./growth.ts";
 import { benchSuspendResume, benchTwoStep, measureInProcessRows } from "./latency.ts";
 import { benchParked } from "./parked.ts";
@@ -53,19 +53,25 @@ async function benchFloors(engines: BenchEngine[]) {
   const floors = new Map<string, SqlFloor>();
   for (const engine of engines) {
     if (!engine.sql) continue;
-    const name = engine.name;
-    const server =
-      name === "postgres" || name === "mariadb"
-        ? {
-            openPool: (connections: number) => openServerPool(name, connections),
-            maxConnections: maxFloorConnections[name],
-          }
-        : undefined;
-    floors.set(name, await measureSqlFloor(name, engine.sql.db, server));
+    floors.set(engine.name, await measureSqlFloor(engine.name, engine.sql.db));
   }
   logFloor([...floors.values()], log);
   results.floor = [...floors.values()];
   return floors;
+}
+
+/** The server engines' commits at 1, 10 and 100 clients, added to their floors (see `measureCommitCeiling`). */
+async function benchCommitCeilings(engines: BenchEngine[], floors: Map<string, SqlFloor>) {
+  for (const engine of engines) {
+    const name = engine.name;
+    const floor = floors.get(name);
+    if (!engine.sql || !floor || (name !== "postgres" && name !== "mariadb")) continue;
+    await measureCommitCeiling(floor, engine.sql.db, {
+      openPool: (connections: number) => openServerPool(name, connections),
+      maxConnections: maxFloorConnections[name],
+    });
+  }
+  logCommitCeiling([...floors.values()], log);
 }
 
 async function main() {
@@ -80,7 +86,9 @@ async function main() {
     return finish(engines);
   }
   if (only === "throughput") {
-    await throughputTable(engines, await benchFloors(engines));
+    const floors = await benchFloors(engines);
+    await benchCommitCeilings(engines, floors);
+    await throughputTable(engines, floors);
     return finish(engines);
   }
   if (only === "dispatch") {
@@ -136,6 +144,7 @@ async function main() {
 
   if (!only) {
     emptyMemoryStorage(engines);
+    await benchCommitCeilings(engines, floors);
     await throughputTable(engines, floors);
     await benchDispatch(engines);
   }
