@@ -55,6 +55,9 @@ export async function wakeThread(
         kind: deadline.resolution === "fail" ? "fail" : "cancel",
         reason: deadline.reason,
         error: deadline.reason,
+        // The thread as just read saves the resolve a second read; after a commit here it is
+        // one version behind, and the resolve reads again.
+        ...(resolved === 0 ? { snapshot } : {}),
       });
       resolved++;
     } catch (error) {

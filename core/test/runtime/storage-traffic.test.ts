@@ -94,6 +94,63 @@ describe("storage traffic", () => {
   });
 });
 
+describe("deadline wake-ups", () => {
+  it("another server's wake-up reads the thread once before it commits the expiry", async () => {
+    let now = Date.parse("2030-01-07T08:00:00.000Z");
+    const clock = () => new Date(now);
+    const expiring = defineTool({
+      id: "test.traffic-expiring.v1",
+      description: "Ask for approval, for a minute at most",
+      inputSchema: z.object({}),
+      outputSchema: z.object({ ok: z.boolean() }),
+      suspend: {
+        approval: {
+          suspendSchema: z.object({}),
+          resumeSchema: z.object({ ok: z.boolean() }),
+          deadline: { in: 60_000, reason: "Nobody answered." },
+        },
+      },
+      execute: (ctx: any) => (ctx.entry.type === "initial" ? ctx.suspend("approval", {}) : ctx.entry.resume),
+    });
+    const agent = defineAgent({ tools: { approve: expiring } });
+    const shared = memoryStorage();
+    const asker = await createTestRuntime({
+      agent,
+      storage: shared,
+      clock,
+      model: [{ toolCalls: [{ toolName: "approve", input: {} }] }],
+    });
+    const { storage, counts } = countingReads(shared);
+    let readsBeforeCommit: number | undefined;
+    const waker = await createTestRuntime({
+      agent,
+      storage: {
+        ...storage,
+        commit: (input) => {
+          readsBeforeCommit ??= counts.loadThread + counts.readEvents;
+          return shared.commit(input);
+        },
+      },
+      clock,
+      model: [{ text: "Not shipped: nobody answered." }],
+    });
+    const threadId = await asker.createThread();
+    const waiting = await asker.send(threadId, "ship?");
+    expect(waiting.actions[0]?.state).toBe("pending");
+    now += 60_000;
+    await internalsOf(waker.pai).wake(threadId);
+    await waker.pai.waitForIdle(threadId);
+    // The expiry is decided and committed on the thread as the wake-up read it; the version of
+    // that read guards the commit.
+    expect(readsBeforeCommit).toBe(1);
+    const done = await waker.snapshot(threadId);
+    expect(done.actions[0]?.state).toBe("cancelled");
+    expect(done.runs.at(-1)?.status).toBe("completed");
+    await asker.close();
+    await waker.close();
+  });
+});
+
 describe("leases across servers", () => {
   it("another server resumes a run this one parked at once, although the parked run kept its lease", async () => {
     const { first, second } = await twoServers(
