@@ -37,6 +37,17 @@ export function scripted(runtime: TestRuntime<any>): ScriptedModel {
   return runtime.model as ScriptedModel;
 }
 
+/** A clock that stands still until `set` moves it (deadlines and schedules fall due on cue). */
+export function handClock(start = "2030-01-07T08:00:00.000Z") {
+  let now = Date.parse(start);
+  return {
+    clock: () => new Date(now),
+    set: (iso: string) => {
+      now = Date.parse(iso);
+    },
+  };
+}
+
 /** A clock that advances one second per reading, so every timestamp is distinct and ordered. */
 export function steppingClock(start = Date.parse("2030-01-01T00:00:00.000Z")) {
   let now = start;

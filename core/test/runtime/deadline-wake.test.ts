@@ -4,17 +4,7 @@ import { memoryStorage } from "@pai/storage-memory";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createTestRuntime } from "../support/test-runtime.js";
-import { scripted, toolResultFor } from "./_helpers.js";
-
-function handClock(start = "2030-01-07T08:00:00.000Z") {
-  let now = Date.parse(start);
-  return {
-    clock: () => new Date(now),
-    set: (iso: string) => {
-      now = Date.parse(iso);
-    },
-  };
-}
+import { handClock, scripted, toolResultFor } from "./_helpers.js";
 
 const approve = (onDeadline: "cancel" | "fail") =>
   defineTool({

@@ -3,20 +3,10 @@ import { memoryStorage } from "@pai/storage-memory";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createTestRuntime } from "../support/test-runtime.js";
+import { handClock } from "./_helpers.js";
 
 const agent = defineAgent({ tools: {} });
 const scope = { scopeKey: "test-scope", userKey: "test-user" };
-
-/** A clock the test moves by hand. */
-function handClock(start = "2030-01-07T08:00:00.000Z") {
-  let now = Date.parse(start);
-  return {
-    clock: () => new Date(now),
-    set: (iso: string) => {
-      now = Date.parse(iso);
-    },
-  };
-}
 
 function texts(snapshot: { messages: Array<{ role: string; message: { parts: unknown[] } }> }, role: string) {
   return snapshot.messages

@@ -5,7 +5,7 @@ import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { internalsOf } from "../../src/pai/internals.js";
 import { createTestRuntime } from "../support/test-runtime.js";
-import { scripted, watchInBackground } from "./_helpers.js";
+import { handClock, scripted, watchInBackground } from "./_helpers.js";
 
 const add = defineTool({
   id: "test.add.v1",
@@ -96,8 +96,7 @@ describe("storage traffic", () => {
 
 describe("deadline wake-ups", () => {
   it("another server's wake-up reads the thread once before it commits the expiry", async () => {
-    let now = Date.parse("2030-01-07T08:00:00.000Z");
-    const clock = () => new Date(now);
+    const time = handClock();
     const expiring = defineTool({
       id: "test.traffic-expiring.v1",
       description: "Ask for approval, for a minute at most",
@@ -117,7 +116,7 @@ describe("deadline wake-ups", () => {
     const asker = await createTestRuntime({
       agent,
       storage: shared,
-      clock,
+      clock: time.clock,
       model: [{ toolCalls: [{ toolName: "approve", input: {} }] }],
     });
     const { storage, counts } = countingReads(shared);
@@ -131,13 +130,13 @@ describe("deadline wake-ups", () => {
           return shared.commit(input);
         },
       },
-      clock,
+      clock: time.clock,
       model: [{ text: "Not shipped: nobody answered." }],
     });
     const threadId = await asker.createThread();
     const waiting = await asker.send(threadId, "ship?");
     expect(waiting.actions[0]?.state).toBe("pending");
-    now += 60_000;
+    time.set("2030-01-07T08:01:00.000Z");
     await internalsOf(waker.pai).wake(threadId);
     await waker.pai.waitForIdle(threadId);
     // The expiry is decided and committed on the thread as the wake-up read it; the version of
