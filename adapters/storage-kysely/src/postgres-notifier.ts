@@ -31,6 +31,14 @@ export type PostgresNotifierOptions = {
    * measured and nothing measurable on another (decisions §18).
    */
   publishDelayMs?: number;
+  /**
+   * The least time between two NOTIFY statements (default 5; 0 to 1000). A publish after a
+   * quiet spell goes out on the next turn of the event loop (after `publishDelayMs`); what is
+   * published within this interval of the last statement waits for it to pass and shares the
+   * next one. So a lone commit is announced at once, while a run's bursts cost one statement per
+   * interval instead of one per commit (decisions §18).
+   */
+  minPublishIntervalMs?: number;
 };
 
 /** A `NotifierV1` over Postgres LISTEN/NOTIFY. */
@@ -47,18 +55,21 @@ const RECONNECT_MIN_MS = 100;
 const MAX_BATCH = 100;
 const RECONNECT_MAX_MS = 5_000;
 const DEFAULT_PUBLISH_DELAY_MS = 0;
+const DEFAULT_MIN_PUBLISH_INTERVAL_MS = 5;
 const MAX_PUBLISH_DELAY_MS = 1_000;
 
 type Listener = (message: NotifierMessage) => void;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-function publishDelay(value: unknown): number {
-  if (value === undefined) return DEFAULT_PUBLISH_DELAY_MS;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function milliseconds(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > MAX_PUBLISH_DELAY_MS) {
     throw new PaiError(
       "INVALID_DEFINITION",
-      `postgresNotifier: publishDelayMs must be a number of milliseconds from 0 to ${MAX_PUBLISH_DELAY_MS}, got ${String(value)}.`,
+      `postgresNotifier: ${name} must be a number of milliseconds from 0 to ${MAX_PUBLISH_DELAY_MS}, got ${String(value)}.`,
     );
   }
   return value;
@@ -106,9 +117,25 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
     );
   }
   const channel = options.channel ?? "pai_notify";
-  const delayMs = publishDelay(options.publishDelayMs);
-  const gather =
-    delayMs === 0 ? nextTurn : () => new Promise<void>((resolve) => setTimeout(resolve, delayMs));
+  const delayMs = milliseconds("publishDelayMs", options.publishDelayMs, DEFAULT_PUBLISH_DELAY_MS);
+  const intervalMs = milliseconds(
+    "minPublishIntervalMs",
+    options.minPublishIntervalMs,
+    DEFAULT_MIN_PUBLISH_INTERVAL_MS,
+  );
+  let lastStatementAt = Number.NEGATIVE_INFINITY;
+  /** Waits out what is left of the interval since the last statement. */
+  const spaced = async () => {
+    // A timer counts from the event loop's cached time, which can lag: check again on waking.
+    for (let left = lastStatementAt + intervalMs - performance.now(); left > 0; ) {
+      await sleep(left);
+      left = lastStatementAt + intervalMs - performance.now();
+    }
+  };
+  const gather = async () => {
+    await (delayMs === 0 ? nextTurn() : sleep(delayMs));
+    await spaced();
+  };
   // Without a pool given, the notifier's own pool is created on the first publish.
   let ownPool: Promise<pg.Pool> | null = null;
   const getPool = (): Promise<PostgresNotifierPool> => {
@@ -207,7 +234,10 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
    * a repeated payload within one transaction, so a batch ends before a payload it already holds.
    */
   const flush = async (): Promise<void> => {
+    let first = true;
     while (queue.length > 0) {
+      if (!first) await spaced();
+      first = false;
       const seen = new Set<string>();
       let size = 0;
       while (size < queue.length && size < MAX_BATCH && !seen.has(queue[size]!.payload)) {
@@ -218,6 +248,7 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
       const calls = batch.map((_, index) => `pg_notify($1, $${index + 2})`).join(", ");
       try {
         const pool = await getPool();
+        lastStatementAt = performance.now();
         await pool.query(`select ${calls}`, [channel, ...batch.map((item) => item.payload)]);
         for (const item of batch) item.resolve();
       } catch (error) {

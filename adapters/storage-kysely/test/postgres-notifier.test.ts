@@ -146,7 +146,7 @@ describe.skipIf("skip" in engine)("postgresNotifier", () => {
     );
   });
 
-  it("what is published within publishDelayMs shares one NOTIFY statement; 0 sends on the next turn", async () => {
+  it("what is published within publishDelayMs shares one NOTIFY statement; 0 sends each on the next turn", async () => {
     const statements: string[] = [];
     const counting = {
       options: pool.options,
@@ -170,7 +170,12 @@ describe.skipIf("skip" in engine)("postgresNotifier", () => {
       const { messages, listener, until } = collector();
       serverB.subscribe(threadId, listener);
       await serverB.ready();
-      const publisher = postgresNotifier({ pool: counting, channel, publishDelayMs: delayMs });
+      const publisher = postgresNotifier({
+        pool: counting,
+        channel,
+        publishDelayMs: delayMs,
+        minPublishIntervalMs: 0,
+      });
       const sent: Promise<void>[] = [];
       // Three publishes 20 ms apart, as the commits of one run come.
       for (const delta of ["a", "b", "c"]) {
@@ -185,10 +190,45 @@ describe.skipIf("skip" in engine)("postgresNotifier", () => {
     }
   });
 
-  it("refuses a publishDelayMs that is not a number of milliseconds from 0 to 1000", () => {
-    for (const publishDelayMs of [-1, 1001, Number.NaN, Number.POSITIVE_INFINITY, "5"]) {
-      expect(() => postgresNotifier({ pool, channel, publishDelayMs: publishDelayMs as never })).toThrow(
+  it("sends a lone publish on the next turn, and spaces later statements by minPublishIntervalMs", async () => {
+    const statements: Array<{ at: number; payloads: number }> = [];
+    const timed = {
+      options: pool.options,
+      query: (text: string, values?: unknown[]) => {
+        if (text.includes("pg_notify"))
+          statements.push({ at: performance.now(), payloads: (values?.length ?? 1) - 1 });
+        return pool.query(text, values);
+      },
+    };
+    const threadId = "interval";
+    const { messages, listener, until } = collector();
+    serverB.subscribe(threadId, listener);
+    await serverB.ready();
+    const publisher = postgresNotifier({ pool: timed, channel, minPublishIntervalMs: 200 });
+    const advanced = (version: number): NotifierMessage => ({ type: "thread-advanced", threadId, version });
+    const first = publisher.publish(advanced(1));
+    // Not held back by the interval: nothing was sent before it.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(statements).toHaveLength(1);
+    await first;
+    // Three more within the interval of that statement: they wait for it to pass, then share one.
+    const later = [2, 3, 4].map((version) => publisher.publish(advanced(version)));
+    await Promise.all(later);
+    await until(4);
+    expect(messages).toEqual([1, 2, 3, 4].map(advanced));
+    expect(statements.map((statement) => statement.payloads)).toEqual([1, 3]);
+    const [one, two] = statements.map((statement) => statement.at);
+    expect((two ?? 0) - (one ?? 0)).toBeGreaterThanOrEqual(195);
+    await publisher.close();
+  });
+
+  it("refuses a publishDelayMs or minPublishIntervalMs that is not a number of milliseconds from 0 to 1000", () => {
+    for (const value of [-1, 1001, Number.NaN, Number.POSITIVE_INFINITY, "5"]) {
+      expect(() => postgresNotifier({ pool, channel, publishDelayMs: value as never })).toThrow(
         /publishDelayMs must be a number of milliseconds from 0 to 1000/,
+      );
+      expect(() => postgresNotifier({ pool, channel, minPublishIntervalMs: value as never })).toThrow(
+        /minPublishIntervalMs must be a number of milliseconds from 0 to 1000/,
       );
     }
   });

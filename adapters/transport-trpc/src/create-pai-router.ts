@@ -34,6 +34,7 @@ import { createChatProcedures, type PaiChatStreams } from "./chat-procedures.js"
 import { toTrpcError } from "./errors.js";
 import { createMediaTypeAllowlist } from "./media-type-allowlist.js";
 import { createPaiSchemas, DEFAULT_PAI_ROUTER_LIMITS, type PaiRouterLimits } from "./schemas.js";
+import { afterStartedWork } from "./started-work.js";
 
 /** A host's base procedure (e.g. `t.procedure` or an authed procedure) without input or output yet. */
 export type { PaiChatStreams };
@@ -255,11 +256,13 @@ export function createPaiRouter<
               toClientSnapshot(await service.threads.get({ ...input, identity })),
           ),
         ),
-      send: procedure
-        .input(schemas.threads.send)
-        .mutation(({ ctx, input }) =>
-          call("threads.send", ctx, (identity) => service.threads.send({ ...input, identity })),
-        ),
+      send: procedure.input(schemas.threads.send).mutation(({ ctx, input }) =>
+        call("threads.send", ctx, async (identity) => {
+          const sent = await service.threads.send({ ...input, identity });
+          await afterStartedWork();
+          return sent;
+        }),
+      ),
       cancel: procedure
         .input(schemas.threads.cancel)
         .mutation(({ ctx, input }) =>
@@ -363,23 +366,25 @@ export function createPaiRouter<
         .mutation(({ ctx, input }) =>
           call("actions.submit", ctx, async (identity) => {
             const { untyped: _untyped, ...answer } = input;
-            return clientResult(await service.actions.submit({ ...answer, identity }));
+            const result = await service.actions.submit({ ...answer, identity });
+            await afterStartedWork();
+            return clientResult(result);
           }),
         ),
-      cancel: procedure
-        .input(schemas.actions.cancel)
-        .mutation(({ ctx, input }) =>
-          call("actions.cancel", ctx, async (identity) =>
-            clientResult(await service.actions.cancel({ ...input, identity })),
-          ),
-        ),
-      fail: procedure
-        .input(schemas.actions.fail)
-        .mutation(({ ctx, input }) =>
-          call("actions.fail", ctx, async (identity) =>
-            clientResult(await service.actions.fail({ ...input, identity })),
-          ),
-        ),
+      cancel: procedure.input(schemas.actions.cancel).mutation(({ ctx, input }) =>
+        call("actions.cancel", ctx, async (identity) => {
+          const result = await service.actions.cancel({ ...input, identity });
+          await afterStartedWork();
+          return clientResult(result);
+        }),
+      ),
+      fail: procedure.input(schemas.actions.fail).mutation(({ ctx, input }) =>
+        call("actions.fail", ctx, async (identity) => {
+          const result = await service.actions.fail({ ...input, identity });
+          await afterStartedWork();
+          return clientResult(result);
+        }),
+      ),
     },
 
     files: {
