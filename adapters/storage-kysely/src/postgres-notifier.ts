@@ -24,19 +24,18 @@ export type PostgresNotifierOptions = {
   onError?: (error: unknown) => void;
   /**
    * How long the first publish of a burst waits for more, so that they share one NOTIFY
-   * statement (default 0: one turn of the event loop; at most 1000). Every statement costs the
-   * database a round trip and the notify queue's lock, and a run's commits, a millisecond apart,
-   * each take one; 5 ms sends one or two per run. Watchers, on any server, see commits and live
-   * events up to this much later. Not the default: 5 ms saved 0.1–0.6 ms a run on one machine
-   * measured and nothing measurable on another (decisions §18).
+   * statement (default 0: one turn of the event loop; at most 1000). Watchers, on any server,
+   * see commits and live events up to this much later. `minPublishIntervalMs` already gathers
+   * what follows a statement; this also holds back the first one.
    */
   publishDelayMs?: number;
   /**
    * The least time between two NOTIFY statements (default 5; 0 to 1000). A publish after a
    * quiet spell goes out on the next turn of the event loop (after `publishDelayMs`); what is
    * published within this interval of the last statement waits for it to pass and shares the
-   * next one. So a lone commit is announced at once, while a run's bursts cost one statement per
-   * interval instead of one per commit (decisions §18).
+   * next one. Every statement costs the database a round trip and the notify queue's lock, and
+   * a run's commits come about a millisecond apart: so a lone commit is announced at once, while
+   * a run's burst costs one statement per interval instead of one per commit (decisions §18).
    */
   minPublishIntervalMs?: number;
 };
