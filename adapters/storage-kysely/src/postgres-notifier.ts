@@ -123,11 +123,15 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
     DEFAULT_MIN_PUBLISH_INTERVAL_MS,
   );
   let lastStatementAt = Number.NEGATIVE_INFINITY;
-  /** Waits out what is left of the interval since the last statement. */
+  /**
+   * Waits out what is left of the interval since the last statement, unless a full statement's
+   * worth is waiting: then waiting gathers nothing more and only lets the queue grow.
+   */
   const spaced = async () => {
-    // A timer counts from the event loop's cached time, which can lag: check again on waking.
-    for (let left = lastStatementAt + intervalMs - performance.now(); left > 0; ) {
+    let left = lastStatementAt + intervalMs - performance.now();
+    while (left > 0 && queue.length < MAX_BATCH) {
       await sleep(left);
+      // A timer counts from the event loop's cached time, which can lag: measure again on waking.
       left = lastStatementAt + intervalMs - performance.now();
     }
   };

@@ -222,6 +222,29 @@ describe.skipIf("skip" in engine)("postgresNotifier", () => {
     await publisher.close();
   });
 
+  it("does not hold back a full statement's worth for the interval", async () => {
+    const statements: Array<{ at: number; payloads: number }> = [];
+    const timed = {
+      options: pool.options,
+      query: (text: string, values?: unknown[]) => {
+        if (text.includes("pg_notify"))
+          statements.push({ at: performance.now(), payloads: (values?.length ?? 1) - 1 });
+        return pool.query(text, values);
+      },
+    };
+    const publisher = postgresNotifier({ pool: timed, channel, minPublishIntervalMs: 1000 });
+    const sent = Array.from({ length: 250 }, (_, index) =>
+      publisher.publish({ type: "thread-advanced", threadId: "full", version: index + 1 }),
+    );
+    await Promise.all(sent.slice(0, 200));
+    // Two full statements back to back; only the remainder waits for the interval.
+    expect(statements.map((statement) => statement.payloads)).toEqual([100, 100]);
+    expect((statements[1]?.at ?? 0) - (statements[0]?.at ?? 0)).toBeLessThan(500);
+    await Promise.all(sent);
+    expect(statements.map((statement) => statement.payloads)).toEqual([100, 100, 50]);
+    await publisher.close();
+  });
+
   it("refuses a publishDelayMs or minPublishIntervalMs that is not a number of milliseconds from 0 to 1000", () => {
     for (const value of [-1, 1001, Number.NaN, Number.POSITIVE_INFINITY, "5"]) {
       expect(() => postgresNotifier({ pool, channel, publishDelayMs: value as never })).toThrow(
