@@ -256,13 +256,13 @@ export function createPaiRouter<
               toClientSnapshot(await service.threads.get({ ...input, identity })),
           ),
         ),
-      send: procedure.input(schemas.threads.send).mutation(({ ctx, input }) =>
-        call("threads.send", ctx, async (identity) => {
-          const sent = await service.threads.send({ ...input, identity });
-          await afterStartedWork();
-          return sent;
-        }),
-      ),
+      send: procedure
+        .input(schemas.threads.send)
+        .mutation(({ ctx, input }) =>
+          call("threads.send", ctx, (identity) =>
+            afterStartedWork(service.threads.send({ ...input, identity })),
+          ),
+        ),
       cancel: procedure
         .input(schemas.threads.cancel)
         .mutation(({ ctx, input }) =>
@@ -366,25 +366,23 @@ export function createPaiRouter<
         .mutation(({ ctx, input }) =>
           call("actions.submit", ctx, async (identity) => {
             const { untyped: _untyped, ...answer } = input;
-            const result = await service.actions.submit({ ...answer, identity });
-            await afterStartedWork();
-            return clientResult(result);
+            return clientResult(await afterStartedWork(service.actions.submit({ ...answer, identity })));
           }),
         ),
-      cancel: procedure.input(schemas.actions.cancel).mutation(({ ctx, input }) =>
-        call("actions.cancel", ctx, async (identity) => {
-          const result = await service.actions.cancel({ ...input, identity });
-          await afterStartedWork();
-          return clientResult(result);
-        }),
-      ),
-      fail: procedure.input(schemas.actions.fail).mutation(({ ctx, input }) =>
-        call("actions.fail", ctx, async (identity) => {
-          const result = await service.actions.fail({ ...input, identity });
-          await afterStartedWork();
-          return clientResult(result);
-        }),
-      ),
+      cancel: procedure
+        .input(schemas.actions.cancel)
+        .mutation(({ ctx, input }) =>
+          call("actions.cancel", ctx, async (identity) =>
+            clientResult(await afterStartedWork(service.actions.cancel({ ...input, identity }))),
+          ),
+        ),
+      fail: procedure
+        .input(schemas.actions.fail)
+        .mutation(({ ctx, input }) =>
+          call("actions.fail", ctx, async (identity) =>
+            clientResult(await afterStartedWork(service.actions.fail({ ...input, identity }))),
+          ),
+        ),
     },
 
     files: {

@@ -77,6 +77,25 @@ describe("mutations that set work in motion", () => {
     await runtime.pai.waitForIdle(threadId);
   });
 
+  it.each(["cancel", "fail"] as const)(
+    "actions.%s answers after the run has sent the call's outcome to storage",
+    async (how) => {
+      const { caller, runtime, sent } = await start();
+      const { threadId } = await caller.pai.threads.create({});
+      await caller.pai.threads.send({ threadId, message: { text: "ship?" } });
+      await runtime.pai.waitForIdle(threadId);
+      const action = (await caller.pai.threads.get({ threadId })).pending[0];
+      if (!action) throw new Error("expected a pending action");
+      const before = sent.commits;
+      if (how === "cancel") await caller.pai.actions.cancel({ threadId, actionId: action.ref.actionId });
+      else
+        await caller.pai.actions.fail({ threadId, actionId: action.ref.actionId, error: { message: "no" } });
+      expect(sent.commits - before).toBeGreaterThanOrEqual(2);
+      await runtime.pai.waitForIdle(threadId);
+      expect((await caller.pai.threads.get({ threadId })).pending).toEqual([]);
+    },
+  );
+
   it("actions.submit answers after the resumed tool's result has been sent to storage", async () => {
     const { caller, runtime, sent } = await start();
     const { threadId } = await caller.pai.threads.create({});
