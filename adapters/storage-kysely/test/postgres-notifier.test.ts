@@ -190,7 +190,8 @@ describe.skipIf("skip" in engine)("postgresNotifier", () => {
     }
   });
 
-  it("sends a lone publish on the next turn, and spaces later statements by minPublishIntervalMs", async () => {
+  /** The pool, recording when each NOTIFY statement was sent and how many payloads it carried. */
+  const timedPool = () => {
     const statements: Array<{ at: number; payloads: number }> = [];
     const timed = {
       options: pool.options,
@@ -200,6 +201,11 @@ describe.skipIf("skip" in engine)("postgresNotifier", () => {
         return pool.query(text, values);
       },
     };
+    return { statements, timed };
+  };
+
+  it("sends a lone publish on the next turn, and spaces later statements by minPublishIntervalMs", async () => {
+    const { statements, timed } = timedPool();
     const threadId = "interval";
     const { messages, listener, until } = collector();
     serverB.subscribe(threadId, listener);
@@ -223,15 +229,7 @@ describe.skipIf("skip" in engine)("postgresNotifier", () => {
   });
 
   it("does not hold back a full statement's worth for the interval", async () => {
-    const statements: Array<{ at: number; payloads: number }> = [];
-    const timed = {
-      options: pool.options,
-      query: (text: string, values?: unknown[]) => {
-        if (text.includes("pg_notify"))
-          statements.push({ at: performance.now(), payloads: (values?.length ?? 1) - 1 });
-        return pool.query(text, values);
-      },
-    };
+    const { statements, timed } = timedPool();
     const publisher = postgresNotifier({ pool: timed, channel, minPublishIntervalMs: 1000 });
     const sent = Array.from({ length: 250 }, (_, index) =>
       publisher.publish({ type: "thread-advanced", threadId: "full", version: index + 1 }),
