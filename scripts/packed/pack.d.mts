@@ -2,6 +2,13 @@
 
 export declare const REPO_ROOT: string;
 export declare const FRESH_BUILD_ENV: "PAI_PACKED_BUILD_FRESH";
+/**
+ * `npm install` flags for the packed tests' fresh installs. A registry request that stalls is
+ * given up after a minute and retried, instead of holding the install for npm's default five
+ * minutes per attempt (one stalled socket once used up a whole ten-minute budget, while the
+ * registry answered other requests).
+ */
+export declare const NPM_INSTALL_FLAGS: readonly string[];
 
 export type RunResult = { code: number; stdout: string; stderr: string; ms: number };
 export type RunOptions = {

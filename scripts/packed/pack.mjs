@@ -22,6 +22,20 @@ export const REPO_ROOT = resolve(fileURLToPath(new URL("../..", import.meta.url)
 /** `1`: every package's `dist` is fresh, skip the build; `0`: always build; unset: build when stale. */
 export const FRESH_BUILD_ENV = "PAI_PACKED_BUILD_FRESH";
 
+/**
+ * `npm install` flags for the packed tests' fresh installs. A registry request that stalls is
+ * given up after a minute and retried, instead of holding the install for npm's default five
+ * minutes per attempt (one stalled socket once used up a whole ten-minute budget, while the
+ * registry answered other requests).
+ */
+export const NPM_INSTALL_FLAGS = [
+  "--no-audit",
+  "--no-fund",
+  "--prefer-offline",
+  "--fetch-timeout=60000",
+  "--fetch-retries=4",
+];
+
 // Variables a parent `npm run` or vitest sets that must not leak into a child npm or app
 // (an inherited npm_config_local_prefix, for one, would point a child npm at this repo).
 const INHERITED = /^(npm_|INIT_CWD$|VITEST|TEST$|NODE_ENV$|NODE_OPTIONS$)/i;

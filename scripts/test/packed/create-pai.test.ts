@@ -5,7 +5,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { stripVTControlCharacters } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { childEnv, type PackResult, packWorkspaces, type RunResult, run } from "../../packed/pack.mjs";
+import {
+  childEnv,
+  NPM_INSTALL_FLAGS,
+  type PackResult,
+  packWorkspaces,
+  type RunResult,
+  run,
+} from "../../packed/pack.mjs";
 
 /**
  * `npm create pai`, end to end: the workspace is packed (scripts/packed/pack.mjs), the
@@ -216,7 +223,7 @@ describe("npm create pai", () => {
       }
       expect(await readFile(join(app, "README.md"), "utf8")).not.toContain("<!--");
 
-      await step("npm install", "npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], {
+      await step("npm install", "npm", ["install", ...NPM_INSTALL_FLAGS], {
         cwd: app,
         keep: /added \d+ packages|ERR!|WARN/,
       });
@@ -273,7 +280,7 @@ describe("npm create pai", () => {
       expect(await readFile(join(app, ".env.example"), "utf8")).toContain("DATABASE_URL=postgres://");
       expect(await readFile(join(app, "README.md"), "utf8")).not.toContain("node:sqlite`, in `data/app.db`");
 
-      await step("npm install", "npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], {
+      await step("npm install", "npm", ["install", ...NPM_INSTALL_FLAGS], {
         cwd: app,
         keep: /added \d+ packages|ERR!|WARN/,
       });

@@ -4,7 +4,14 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { childEnv, type PackResult, packWorkspaces, run, tail } from "../../packed/pack.mjs";
+import {
+  childEnv,
+  NPM_INSTALL_FLAGS,
+  type PackResult,
+  packWorkspaces,
+  run,
+  tail,
+} from "../../packed/pack.mjs";
 import { pickVersion, repoVersion } from "../../packed/versions.mjs";
 
 /**
@@ -252,7 +259,7 @@ describe("packed tarballs in a host app", () => {
       )}\n`,
     );
     await timed("npm install", () =>
-      run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"], {
+      run("npm", ["install", ...NPM_INSTALL_FLAGS], {
         cwd: host,
         timeoutMs: 10 * 60_000,
       }),
