@@ -55,7 +55,7 @@ const MAX_BATCH = 100;
 const RECONNECT_MAX_MS = 5_000;
 const DEFAULT_PUBLISH_DELAY_MS = 0;
 const DEFAULT_MIN_PUBLISH_INTERVAL_MS = 5;
-const MAX_PUBLISH_DELAY_MS = 1_000;
+const MAX_WAIT_MS = 1_000;
 
 type Listener = (message: NotifierMessage) => void;
 
@@ -65,10 +65,10 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 function milliseconds(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > MAX_PUBLISH_DELAY_MS) {
+  if (typeof value !== "number" || !Number.isFinite(value) || value < 0 || value > MAX_WAIT_MS) {
     throw new PaiError(
       "INVALID_DEFINITION",
-      `postgresNotifier: ${name} must be a number of milliseconds from 0 to ${MAX_PUBLISH_DELAY_MS}, got ${String(value)}.`,
+      `postgresNotifier: ${name} must be a number of milliseconds from 0 to ${MAX_WAIT_MS}, got ${String(value)}.`,
     );
   }
   return value;
@@ -135,10 +135,7 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
       left = lastStatementAt + intervalMs - performance.now();
     }
   };
-  const gather = async () => {
-    await (delayMs === 0 ? nextTurn() : sleep(delayMs));
-    await spaced();
-  };
+  const gather = () => (delayMs === 0 ? nextTurn() : sleep(delayMs));
   // Without a pool given, the notifier's own pool is created on the first publish.
   let ownPool: Promise<pg.Pool> | null = null;
   const getPool = (): Promise<PostgresNotifierPool> => {
@@ -237,10 +234,8 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
    * a repeated payload within one transaction, so a batch ends before a payload it already holds.
    */
   const flush = async (): Promise<void> => {
-    let first = true;
     while (queue.length > 0) {
-      if (!first) await spaced();
-      first = false;
+      await spaced();
       const seen = new Set<string>();
       let size = 0;
       while (size < queue.length && size < MAX_BATCH && !seen.has(queue[size]!.payload)) {
