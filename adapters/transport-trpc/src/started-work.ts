@@ -1,3 +1,5 @@
+import { yieldToEventLoop } from "@pai/core/internal";
+
 /**
  * Settles like `started`, one turn of the event loop after it did. A mutation that set work in
  * motion (a run it started, a tool it resumed) answers through this, so that work runs up to its
@@ -7,9 +9,6 @@
  */
 export async function afterStartedWork<T>(started: Promise<T>): Promise<T> {
   const result = await started;
-  await new Promise<void>((resolve) => {
-    if (typeof setImmediate === "function") setImmediate(resolve);
-    else setTimeout(resolve, 0);
-  });
+  await yieldToEventLoop();
   return result;
 }

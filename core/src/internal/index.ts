@@ -6,3 +6,5 @@ export { collectFileBody, fileBodyToStream, isFileBody, readFileBody } from "../
 export { createStoredFileBody } from "../files/stored-file-body.js";
 export type { ValidatedSaveFileInput } from "../files/validate-save-file-input.js";
 export { validateSaveFileInput } from "../files/validate-save-file-input.js";
+// Scheduling: for transports that let started work go first
+export { yieldToEventLoop } from "../runtime/yield-to-event-loop.js";

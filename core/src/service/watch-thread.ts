@@ -1,6 +1,7 @@
 import { copyRows } from "../json/copy-rows.js";
 import type { NotifierMessage } from "../ports/notifier.js";
 import type { RuntimeCommands } from "../runtime/runtime-commands.js";
+import { yieldToEventLoop } from "../runtime/yield-to-event-loop.js";
 import type { ThreadSnapshot } from "../state/snapshot.js";
 import type { WatchEvent } from "./service-types.js";
 
@@ -9,14 +10,6 @@ import type { WatchEvent } from "./service-types.js";
  * one page, so a long log (or many watchers replaying it at once) never has to fit in memory.
  */
 export const WATCH_REPLAY_PAGE_SIZE = 64;
-
-/** Lets timers and I/O run between pages, so a long replay never holds the event loop. */
-function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => {
-    if (typeof setImmediate === "function") setImmediate(resolve);
-    else setTimeout(resolve, 0);
-  });
-}
 
 /**
  * Committed events after `afterVersion` from storage, then live: a notification that carries the
