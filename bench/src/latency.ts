@@ -11,7 +11,7 @@ import { createFloorTable, insertOne } from "./floor.ts";
 import { formatMs, type Measurement, measure } from "./harness.ts";
 import { log, results, row, tableHeader } from "./report.ts";
 import { identity, runtimeOn, suspendResume, twoStepRun, watchedTwoStepRun } from "./scenarios.ts";
-import { type BenchHost, startBareTrpcHost, startBenchHost } from "./trpc-host.ts";
+import { type BenchHost, startBareTrpcHost, startBenchHost, startSequenceFloorHost } from "./trpc-host.ts";
 
 /**
  * What the database alone takes for the statements one `op` sends on `engine`, as a task to
@@ -305,9 +305,23 @@ export async function benchSuspendResume(engines: BenchEngine[], early: InProces
   );
   const bareTrpc = hosts.length > 0 ? await startBareTrpcHost() : undefined;
   const bareBeside = "bare tRPC HTTP, 4 no-op requests, same rounds";
+  const sequences = await Promise.all(
+    hosts.map(async ({ engine }) => {
+      const { db } = engine.sql!;
+      const table = `pai_bench_sequence_${globalThis.crypto.randomUUID().slice(0, 8)}`;
+      await createFloorTable(db, table);
+      return {
+        engine,
+        name: `bare tRPC HTTP doing the flow's statements in its order (${engine.name})`,
+        host: await startSequenceFloorHost(db, table),
+        drop: () => db.schema.dropTable(table).ifExists().execute(),
+      };
+    }),
+  );
   await warmHttp([
     ...hosts.map((entry) => () => overHttp(entry.pai, entry.host)),
     ...(bareTrpc ? [bareTrpc.flow] : []),
+    ...sequences.map((entry) => entry.host.flow),
   ]);
   const sql = await inTurnsPerEngine(
     runtimes.map(({ engine, pai }) => {
@@ -318,12 +332,19 @@ export async function benchSuspendResume(engines: BenchEngine[], early: InProces
           ? [{ name: `PAI suspend->resume tRPC HTTP (${engine.name})`, fn: () => overHttp(pai, host.host) }]
           : []),
         ...(host && bareTrpc ? [{ name: bareBeside, fn: bareTrpc.flow }] : []),
+        ...sequences
+          .filter((entry) => entry.engine === engine)
+          .map((entry) => ({ name: entry.name, fn: entry.host.flow })),
         ...optional(floors.get(engine.name)),
       ];
     }),
   );
   for (const { host } of hosts) await host.close();
   await bareTrpc?.close();
+  for (const sequence of sequences) {
+    await sequence.host.close();
+    await sequence.drop();
+  }
   for (const floor of floors.values()) await floor.drop();
   await early.close();
   const byName = (name: string) => [...early.suspendResume, ...sql].find((entry) => entry.name === name);
@@ -360,10 +381,26 @@ export async function benchSuspendResume(engines: BenchEngine[], early: InProces
     rows.map((entry) => entry.floorMs),
   );
   logFloorTasks(floors, sql);
+  // Beside the floor the ratio uses: the same statements sent where and when the flow sends them.
+  const sequenceReadings = sequences.flatMap(({ engine, name }) => {
+    const reading = byName(name);
+    const pai = byName(`PAI suspend->resume tRPC HTTP (${engine.name})`);
+    return reading && pai ? [{ engine: engine.name, reading, pai }] : [];
+  });
+  for (const { reading, pai } of sequenceReadings) {
+    log(
+      `- ${reading.name}, same rounds: ${formatMs(reading.medianMs)} ms (p95 ${formatMs(reading.p95Ms)}); the PAI row is ${(pai.medianMs / reading.medianMs).toFixed(2)}x that`,
+    );
+  }
   results.suspendResume = rows.map(({ measurement, floorMs }) => ({
     ...measurement,
     ratio: measurement.medianMs / bare.medianMs,
     floorMs: floorMs ?? null,
+  }));
+  results.httpSequenceFloor = sequenceReadings.map(({ engine, reading, pai }) => ({
+    engine,
+    ...reading,
+    paiRatio: pai.medianMs / reading.medianMs,
   }));
   for (const { pai } of runtimes) await pai.close();
 }

@@ -4,6 +4,8 @@ import { createPaiRouter } from "@pai/transport-trpc";
 import { createTRPCClient, httpLink } from "@trpc/client";
 import { initTRPC } from "@trpc/server";
 import { createHTTPServer } from "@trpc/server/adapters/standalone";
+import { type Kysely, sql } from "kysely";
+import { insertOne } from "./floor.ts";
 
 const t = initTRPC.create();
 
@@ -71,6 +73,75 @@ export async function startBareTrpcHost() {
       await client.send.mutate({ threadId: thread.threadId, message: { text: "ship?" } });
       const snapshot = await client.get.query({ threadId: thread.threadId });
       await client.submit.mutate({ threadId: thread.threadId, actionId: snapshot.actions[0]?.actionId });
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * The HTTP flow's floor in sequence: a bare tRPC host whose procedures send the statements PAI's
+ * flow sends, where and when it sends them. `create` and `submit` answer after a durable insert,
+ * `get` after a `select 1`; `send` and `submit` then leave two more inserts running one after the
+ * other (the run's step and its suspension, or the tool's result and the last step), and the
+ * client waits for those as the PAI flow waits for the run to be idle. No PAI code runs: what it
+ * takes is tRPC and Postgres doing the flow's work in the flow's order, with the gaps between the
+ * statements that HTTP puts there (a statement after an idle spell costs more than one right
+ * after another; bench/README.md, sixteenth pass).
+ */
+export async function startSequenceFloorHost(db: Kysely<any>, table: string) {
+  let background: Promise<void> = Promise.resolve();
+  const twoMore = () => {
+    background = (async () => {
+      await insertOne(db, table);
+      await insertOne(db, table);
+    })();
+  };
+  const router = t.router({
+    create: t.procedure
+      .input((value) => value)
+      .mutation(async () => {
+        await insertOne(db, table);
+        return { threadId: "t" };
+      }),
+    send: t.procedure
+      .input((value) => value)
+      .mutation(async () => {
+        await insertOne(db, table);
+        twoMore();
+        return { accepted: true };
+      }),
+    get: t.procedure
+      .input((value) => value)
+      .query(async () => {
+        await sql`select 1`.execute(db);
+        return { actions: [{ actionId: "a", state: "pending" }] };
+      }),
+    submit: t.procedure
+      .input((value) => value)
+      .mutation(async () => {
+        await insertOne(db, table);
+        twoMore();
+        return { accepted: true };
+      }),
+  });
+  const server = keptAlive(createHTTPServer({ router }));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  const client = createTRPCClient<typeof router>({
+    links: [httpLink({ url: `http://127.0.0.1:${port}` })],
+  });
+  return {
+    flow: async () => {
+      const thread = await client.create.mutate({});
+      await client.send.mutate({ threadId: thread.threadId, message: { text: "ship?" } });
+      await background;
+      const snapshot = await client.get.query({ threadId: thread.threadId });
+      await client.submit.mutate({ threadId: thread.threadId, actionId: snapshot.actions[0]?.actionId });
+      await background;
     },
     close: () =>
       new Promise<void>((resolve) => {
