@@ -228,6 +228,22 @@ describe.skipIf("skip" in engine)("postgresNotifier", () => {
     await publisher.close();
   });
 
+  it("spaces statements 16 ms apart by default", async () => {
+    const { statements, timed } = timedPool();
+    const publisher = postgresNotifier({ pool: timed, channel });
+    const advanced = (version: number): NotifierMessage => ({
+      type: "thread-advanced",
+      threadId: "default-interval",
+      version,
+    });
+    // The first statement may open a connection, which outlasts any interval: time the next two.
+    for (const version of [1, 2, 3]) await publisher.publish(advanced(version));
+    expect(statements.map((statement) => statement.payloads)).toEqual([1, 1, 1]);
+    const [, two, three] = statements.map((statement) => statement.at);
+    expect((three ?? 0) - (two ?? 0)).toBeGreaterThanOrEqual(15);
+    await publisher.close();
+  });
+
   it("does not hold back a full statement's worth for the interval", async () => {
     const { statements, timed } = timedPool();
     const publisher = postgresNotifier({ pool: timed, channel, minPublishIntervalMs: 1000 });
