@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import type { Pai } from "@pai/core";
 import { createPaiRouter } from "@pai/transport-trpc";
 import { createTRPCClient, httpLink } from "@trpc/client";
-import { initTRPC } from "@trpc/server";
+import { type AnyTRPCRouter, initTRPC } from "@trpc/server";
 import { createHTTPServer } from "@trpc/server/adapters/standalone";
 import { type Kysely, sql } from "kysely";
 import { insertOne } from "./floor.ts";
@@ -10,13 +10,25 @@ import { insertOne } from "./floor.ts";
 const t = initTRPC.create();
 
 /**
- * A host's idle connections stay open for a minute. With Node's 5 s default, a flow measured
- * after about 5 s of other tasks met the server closing the socket fetch was about to reuse
- * (ECONNRESET), a race of the bench's pacing, not of PAI.
+ * Serves `router` over loopback HTTP with tRPC's standalone adapter, the server every HTTP row
+ * and its floors share, with the `httpLink` their clients use. A host's idle connections
+ * stay open for a minute: with Node's 5 s default, a flow measured after about 5 s of other tasks
+ * met the server closing the socket fetch was about to reuse (ECONNRESET), a race of the bench's
+ * pacing, not of PAI.
  */
-function keptAlive<T extends { keepAliveTimeout: number }>(server: T): T {
+async function listen(router: AnyTRPCRouter) {
+  const server = createHTTPServer({ router });
   server.keepAliveTimeout = 60_000;
-  return server;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    links: [httpLink({ url: `http://127.0.0.1:${port}` })],
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 /** A minimal host app: PAI's router on the host's own tRPC instance, served over loopback HTTP. */
@@ -32,20 +44,26 @@ export type BenchHost = {
 };
 
 export async function startBenchHost(pai: Pai, identity: unknown): Promise<BenchHost> {
-  const server = keptAlive(createHTTPServer({ router: hostRouter(pai, identity) }));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  const client = createTRPCClient<ReturnType<typeof hostRouter>>({
-    links: [httpLink({ url: `http://127.0.0.1:${port}` })],
-  });
-  return {
-    client,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections?.();
-        server.close(() => resolve());
-      }),
-  };
+  const { links, close } = await listen(hostRouter(pai, identity));
+  return { client: createTRPCClient<ReturnType<typeof hostRouter>>({ links }), close };
+}
+
+/** What the four requests of the floors' flow need of a client (their routers have the same procedures). */
+type FlowClient = {
+  create: { mutate(input: unknown): Promise<{ threadId: string }> };
+  send: { mutate(input: unknown): Promise<unknown> };
+  get: { query(input: unknown): Promise<{ actions: Array<{ actionId: string }> }> };
+  submit: { mutate(input: unknown): Promise<unknown> };
+};
+
+/** The suspend -> resume flow's four requests; `settled`, when given, waits for what `send` and `submit` set going. */
+async function fourRequests(client: FlowClient, settled?: () => Promise<unknown>) {
+  const thread = await client.create.mutate({});
+  await client.send.mutate({ threadId: thread.threadId, message: { text: "ship?" } });
+  if (settled) await settled();
+  const snapshot = await client.get.query({ threadId: thread.threadId });
+  await client.submit.mutate({ threadId: thread.threadId, actionId: snapshot.actions[0]?.actionId });
+  if (settled) await settled();
 }
 
 /**
@@ -60,25 +78,12 @@ const bareRouter = t.router({
 });
 
 export async function startBareTrpcHost() {
-  const server = keptAlive(createHTTPServer({ router: bareRouter }));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  const client = createTRPCClient<typeof bareRouter>({
-    links: [httpLink({ url: `http://127.0.0.1:${port}` })],
-  });
+  const { links, close } = await listen(bareRouter);
+  const client = createTRPCClient<typeof bareRouter>({ links });
   return {
     /** The four requests of the PAI flow, against no-op procedures. */
-    flow: async () => {
-      const thread = await client.create.mutate({});
-      await client.send.mutate({ threadId: thread.threadId, message: { text: "ship?" } });
-      const snapshot = await client.get.query({ threadId: thread.threadId });
-      await client.submit.mutate({ threadId: thread.threadId, actionId: snapshot.actions[0]?.actionId });
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections?.();
-        server.close(() => resolve());
-      }),
+    flow: () => fourRequests(client),
+    close,
   };
 }
 
@@ -94,12 +99,17 @@ export async function startBareTrpcHost() {
  */
 export async function startSequenceFloorHost(db: Kysely<any>, table: string) {
   let background: Promise<void> = Promise.resolve();
-  const twoMore = () => {
-    background = (async () => {
+  // `send` and `submit`: a durable insert before the answer, then the work they set going.
+  const startsWork = t.procedure
+    .input((value) => value)
+    .mutation(async () => {
       await insertOne(db, table);
-      await insertOne(db, table);
-    })();
-  };
+      background = (async () => {
+        await insertOne(db, table);
+        await insertOne(db, table);
+      })();
+      return { accepted: true };
+    });
   const router = t.router({
     create: t.procedure
       .input((value) => value)
@@ -107,46 +117,19 @@ export async function startSequenceFloorHost(db: Kysely<any>, table: string) {
         await insertOne(db, table);
         return { threadId: "t" };
       }),
-    send: t.procedure
-      .input((value) => value)
-      .mutation(async () => {
-        await insertOne(db, table);
-        twoMore();
-        return { accepted: true };
-      }),
+    send: startsWork,
     get: t.procedure
       .input((value) => value)
       .query(async () => {
         await sql`select 1`.execute(db);
         return { actions: [{ actionId: "a", state: "pending" }] };
       }),
-    submit: t.procedure
-      .input((value) => value)
-      .mutation(async () => {
-        await insertOne(db, table);
-        twoMore();
-        return { accepted: true };
-      }),
+    submit: startsWork,
   });
-  const server = keptAlive(createHTTPServer({ router }));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  const client = createTRPCClient<typeof router>({
-    links: [httpLink({ url: `http://127.0.0.1:${port}` })],
-  });
+  const { links, close } = await listen(router);
+  const client = createTRPCClient<typeof router>({ links });
   return {
-    flow: async () => {
-      const thread = await client.create.mutate({});
-      await client.send.mutate({ threadId: thread.threadId, message: { text: "ship?" } });
-      await background;
-      const snapshot = await client.get.query({ threadId: thread.threadId });
-      await client.submit.mutate({ threadId: thread.threadId, actionId: snapshot.actions[0]?.actionId });
-      await background;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections?.();
-        server.close(() => resolve());
-      }),
+    flow: () => fourRequests(client, () => background),
+    close,
   };
 }
