@@ -89,13 +89,13 @@ export async function startBareTrpcHost() {
 
 /**
  * The HTTP flow's floor in sequence: a bare tRPC host whose procedures send the statements PAI's
- * flow sends, where and when it sends them. `create` and `submit` answer after a durable insert,
- * `get` after a `select 1`; `send` and `submit` then leave two more inserts running one after the
- * other (the run's step and its suspension, or the tool's result and the last step), and the
- * client waits for those as the PAI flow waits for the run to be idle. No PAI code runs: what it
- * takes is tRPC and Postgres doing the flow's work in the flow's order, with the gaps between the
- * statements that HTTP puts there (a statement after an idle spell costs more than one right
- * after another; bench/README.md, sixteenth pass).
+ * flow sends, where and when it sends them. `create`, `send` and `submit` answer after a durable
+ * insert, `get` after a `select 1`; `send` and `submit` then leave two more inserts running one
+ * after the other (the run's step and its suspension, or the tool's result and the last step),
+ * and the client waits for those as the PAI flow waits for the run to be idle. No PAI code runs:
+ * what it takes is tRPC and Postgres doing the flow's work in the flow's order, with the gaps
+ * between the statements that HTTP puts there (a statement after an idle spell costs more than
+ * one right after another; bench/README.md, sixteenth pass).
  */
 export async function startSequenceFloorHost(db: Kysely<any>, table: string) {
   let background: Promise<void> = Promise.resolve();
