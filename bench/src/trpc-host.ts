@@ -56,7 +56,10 @@ type FlowClient = {
   submit: { mutate(input: unknown): Promise<unknown> };
 };
 
-/** The suspend -> resume flow's four requests; `settled`, when given, waits for what `send` and `submit` set going. */
+/**
+ * The suspend -> resume flow's four requests; `settled`, when given, waits for what `send` and
+ * `submit` set going.
+ */
 async function fourRequests(client: FlowClient, settled?: () => Promise<unknown>) {
   const thread = await client.create.mutate({});
   await client.send.mutate({ threadId: thread.threadId, message: { text: "ship?" } });
