@@ -2,7 +2,7 @@
 // measured alone (no runtime, no model), in the same run as the floor.
 import { makeMessageRow, makeRunRow, makeThreadRow } from "@pai/core/testing";
 import type { BenchEngine } from "./engines.ts";
-import { createFloorTable, insertOne, type SqlFloor } from "./floor.ts";
+import { insertOne, openFloorTable, type SqlFloor } from "./floor.ts";
 import { formatMs, type Measurement, summarize } from "./harness.ts";
 import { log, results } from "./report.ts";
 
@@ -102,11 +102,10 @@ export async function benchCommitStatement(engines: BenchEngine[], floors: Map<s
     const floor = floors.get(engine.name);
     if (!floor || !engine.sql) continue;
     const { db } = engine.sql;
-    const table = `pai_bench_pair_${globalThis.crypto.randomUUID().slice(0, 8)}`;
-    await createFloorTable(db, table);
+    const { table, drop } = await openFloorTable(db, "pair");
     const commit = await stepCommits(engine);
     const [measured, insert] = await paired(commit, () => insertOne(db, table));
-    await db.schema.dropTable(table).ifExists().execute();
+    await drop();
     const ratio = measured.medianMs / insert.medianMs;
     rows.push({
       engine: engine.name,

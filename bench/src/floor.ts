@@ -19,13 +19,19 @@ export type SqlFloor = {
 
 const body = "x".repeat(1024);
 
-export async function createFloorTable(db: Kysely<any>, table: string) {
+/**
+ * A fresh table for durable 1 KB inserts, named `pai_bench_<kind>_<random>` so concurrent or
+ * crashed runs never share one; `drop` removes it.
+ */
+export async function openFloorTable(db: Kysely<any>, kind: string) {
+  const table = `pai_bench_${kind}_${globalThis.crypto.randomUUID().slice(0, 8)}`;
   await db.schema
     .createTable(table)
     .ifNotExists()
     .addColumn("id", "varchar(64)", (column) => column.primaryKey())
     .addColumn("body", "text", (column) => column.notNull())
     .execute();
+  return { table, drop: () => db.schema.dropTable(table).ifExists().execute() };
 }
 
 export const insertOne = (db: Kysely<any>, table: string) =>
@@ -52,8 +58,7 @@ async function commitsPerSecond(db: Kysely<any>, table: string, clients: number,
  * engine's own Kysely instance).
  */
 export async function measureSqlFloor(engine: string, db: Kysely<any>): Promise<SqlFloor> {
-  const table = `pai_bench_floor_${globalThis.crypto.randomUUID().slice(0, 8)}`;
-  await createFloorTable(db, table);
+  const { table, drop } = await openFloorTable(db, "floor");
   const [select1, insert1k] = await measure(
     [
       { name: `${engine}: select 1`, fn: () => sql`select 1`.execute(db) },
@@ -62,7 +67,7 @@ export async function measureSqlFloor(engine: string, db: Kysely<any>): Promise<
     { warmupTime: 1000 },
   );
   const ceiling = [{ clients: 1, connections: 1, commitsPerSecond: await commitsPerSecond(db, table, 1) }];
-  await db.schema.dropTable(table).ifExists().execute();
+  await drop();
   return { engine, select1: select1!, insert1k: insert1k!, ceiling };
 }
 
@@ -78,8 +83,7 @@ export async function measureCommitCeiling(
   db: Kysely<any>,
   server: { openPool: (connections: number) => Kysely<any>; maxConnections: number },
 ): Promise<void> {
-  const table = `pai_bench_ceiling_${globalThis.crypto.randomUUID().slice(0, 8)}`;
-  await createFloorTable(db, table);
+  const { table, drop } = await openFloorTable(db, "ceiling");
   const ceiling: SqlFloor["ceiling"] = [];
   for (const clients of [1, 10, 100]) {
     const connections = Math.min(clients, server.maxConnections);
@@ -88,7 +92,7 @@ export async function measureCommitCeiling(
     ceiling.push({ clients, connections, commitsPerSecond: await commitsPerSecond(pooled, table, clients) });
     await pooled.destroy();
   }
-  await db.schema.dropTable(table).ifExists().execute();
+  await drop();
   floor.ceiling = ceiling;
 }
 

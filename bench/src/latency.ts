@@ -7,7 +7,7 @@ import { z } from "zod";
 import { countingStorage } from "./counting-storage.ts";
 import type { BenchEngine } from "./engines.ts";
 import { bareAddTools, turnModel } from "./fixtures.ts";
-import { createFloorTable, insertOne } from "./floor.ts";
+import { insertOne, openFloorTable } from "./floor.ts";
 import { formatMs, type Measurement, measure } from "./harness.ts";
 import { log, results, row, tableHeader } from "./report.ts";
 import { identity, runtimeOn, suspendResume, twoStepRun, watchedTwoStepRun } from "./scenarios.ts";
@@ -37,15 +37,14 @@ async function floorTask(
   const commits = Math.round(counting.counters.commits / runs);
   await pai.close();
   const { db } = engine.sql;
-  const table = `pai_bench_flow_floor_${globalThis.crypto.randomUUID().slice(0, 8)}`;
-  await createFloorTable(db, table);
+  const { table, drop } = await openFloorTable(db, "flow_floor");
   return {
     name: `floor: ${commits} durable 1 KB inserts + ${statements - commits} select 1 (${engine.name})`,
     fn: async () => {
       for (let index = 0; index < commits; index++) await insertOne(db, table);
       for (let index = commits; index < statements; index++) await sql`select 1`.execute(db);
     },
-    drop: () => db.schema.dropTable(table).ifExists().execute(),
+    drop,
   };
 }
 
@@ -308,13 +307,12 @@ export async function benchSuspendResume(engines: BenchEngine[], early: InProces
   const sequences = await Promise.all(
     hosts.map(async ({ engine }) => {
       const { db } = engine.sql!;
-      const table = `pai_bench_sequence_${globalThis.crypto.randomUUID().slice(0, 8)}`;
-      await createFloorTable(db, table);
+      const { table, drop } = await openFloorTable(db, "sequence");
       return {
         engine,
         name: `bare tRPC HTTP doing the flow's statements in its order (${engine.name})`,
         host: await startSequenceFloorHost(db, table),
-        drop: () => db.schema.dropTable(table).ifExists().execute(),
+        drop,
       };
     }),
   );
