@@ -52,7 +52,10 @@ export function entryPoints() {
     const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
     if (pkg.private || !pkg.exports || typeof pkg.exports !== "object") continue;
     for (const [subpath, target] of Object.entries(pkg.exports)) {
-      const types = typeof target === "object" && target !== null ? target.types : undefined;
+      // `types` at the top of the entry, or under `import` (the ES declarations; the `require`
+      // twins are copies of them, see scripts/cjs-types.mjs).
+      const types =
+        typeof target === "object" && target !== null ? (target.types ?? target.import?.types) : undefined;
       if (typeof types !== "string") continue;
       entries.push({
         packageName: pkg.name,

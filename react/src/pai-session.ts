@@ -1,12 +1,6 @@
+import { asSchema } from "@ai-sdk/provider-utils";
 import type { PaiClient, PendingActionView, ThreadClient } from "@pai/client";
-import {
-  type ClientToolSnapshot,
-  getErrorMessage,
-  type JsonObject,
-  PaiError,
-  type ToolSchema,
-  toJsonSchema,
-} from "@pai/core";
+import { type ClientToolSnapshot, getErrorMessage, type JsonObject, PaiError } from "@pai/core";
 import type { ReactNode } from "react";
 
 /** A frontend-defined tool as declared in config or the object form of `useClientTool`. */
@@ -79,7 +73,12 @@ function snapshotSchema(schema: unknown, toolName: string, key: string): Promise
   if (!isConvertibleSchema(schema)) return Promise.resolve(schema as JsonObject);
   let cached = jsonSchemaCache.get(schema);
   if (!cached) {
-    cached = toJsonSchema(schema as ToolSchema).then((json) => json as JsonObject);
+    // The SDK's own converter, imported from its small utilities package: `@pai/core`'s
+    // `toJsonSchema` lives beside the runtime, which would pull the AI SDK's server code and the
+    // scheduler's date library into every browser bundle that uses client tools.
+    cached = Promise.resolve(asSchema(schema as Parameters<typeof asSchema>[0]).jsonSchema).then(
+      (json) => json as JsonObject,
+    );
     jsonSchemaCache.set(schema, cached);
   }
   return cached;

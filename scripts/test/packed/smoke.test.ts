@@ -32,6 +32,8 @@ import { pickVersion, repoVersion } from "../../packed/versions.mjs";
  */
 
 const HOST_SOURCES = fileURLToPath(new URL("./host/src", import.meta.url));
+/** A CommonJS host in a folder of the same install (`cjs-host/src/host.ts`). */
+const CJS_HOST_SOURCES = fileURLToPath(new URL("./cjs-host/src", import.meta.url));
 /** The @pai packages the host imports; their @pai dependencies are added from the manifests. */
 const HOST_PAI_PACKAGES = ["@pai/core", "@pai/storage-kysely", "@pai/transport-trpc", "@pai/client"];
 /** Packages that must exist once in the host: a second copy splits types and `instanceof`. */
@@ -258,6 +260,34 @@ describe("packed tarballs in a host app", () => {
         2,
       )}\n`,
     );
+    // The CommonJS host shares the install: its folder's package.json makes its files CommonJS.
+    await cp(CJS_HOST_SOURCES, join(host, "cjs", "src"), { recursive: true });
+    await writeFile(
+      join(host, "cjs", "package.json"),
+      `${JSON.stringify({ name: "pai-packed-cjs-host", private: true, type: "commonjs" }, null, 2)}\n`,
+    );
+    await writeFile(
+      join(host, "cjs", "tsconfig.json"),
+      `${JSON.stringify(
+        {
+          compilerOptions: {
+            target: "ES2023",
+            lib: ["ES2023"],
+            module: "NodeNext",
+            moduleResolution: "NodeNext",
+            types: ["node"],
+            strict: true,
+            noUncheckedIndexedAccess: true,
+            skipLibCheck: true,
+            rootDir: "src",
+            outDir: "dist",
+          },
+          include: ["src"],
+        },
+        null,
+        2,
+      )}\n`,
+    );
     await timed("npm install", () =>
       run("npm", ["install", ...NPM_INSTALL_FLAGS], {
         cwd: host,
@@ -370,6 +400,37 @@ describe("packed tarballs in a host app", () => {
         text: expect.stringContaining("Approved: the Q3 report went out."),
       });
       await stopServer();
+    },
+    5 * 60_000,
+  );
+
+  it(
+    "serves a CommonJS host: its tRPC procedure types PAI's router, and Node 22 loads PAI with require",
+    async () => {
+      const cjs = join(host, "cjs");
+      const checked = await timed("tsc (CommonJS host)", () =>
+        run(process.execPath, ["../node_modules/typescript/bin/tsc", "-p", "tsconfig.json"], {
+          cwd: cjs,
+          allowFailure: true,
+          timeoutMs: 5 * 60_000,
+        }),
+      );
+      expect(checked.code, tail(checked.stdout + checked.stderr, 40)).toBe(0);
+      const emitted = await readFile(join(cjs, "dist", "host.js"), "utf8");
+      expect(emitted).toContain('require("@pai/core")');
+      const ran = await timed("CommonJS host run", () =>
+        run(process.execPath, ["dist/host.js"], { cwd: cjs, timeoutMs: 2 * 60_000 }),
+      );
+      const line = ran.stdout.split("\n").find((item) => item.startsWith("{"));
+      log(`CommonJS host: ${line}`);
+      expect(JSON.parse(line ?? "{}")).toEqual({
+        moduleKind: "commonjs",
+        pending: "requestApproval.approval",
+        runStatus: "completed",
+        pendingAfter: 0,
+        missing: "NOT_FOUND",
+        client: "function",
+      });
     },
     5 * 60_000,
   );
