@@ -1,4 +1,5 @@
-import { type JsonObject, PaiError, type UploadedFile } from "@pai/core";
+import { type JsonObject, PaiError } from "@pai/core";
+import type { ClientUploadedFile } from "@pai/core/protocol";
 import type { FileDownload, PaiTransport } from "./transport.js";
 
 // Browser-safe: only Blob, Uint8Array and fetch; no Node APIs.
@@ -18,7 +19,7 @@ export type UploadFileInput = {
 
 /** A downloaded file: its record and all of its bytes. */
 export type DownloadedFile = {
-  file: UploadedFile;
+  file: ClientUploadedFile;
   bytes: Uint8Array;
 };
 
@@ -31,7 +32,7 @@ export type DownloadFileOptions = {
 /** The `files` part of a PAI client. */
 export type PaiFilesClient = {
   /** Uploads a file into the caller's scope and returns its record (use its `fileId`). */
-  upload(input: UploadFileInput): Promise<UploadedFile>;
+  upload(input: UploadFileInput): Promise<ClientUploadedFile>;
   /**
    * Downloads a file of the caller's scope: the bytes inline, or by fetching the time-limited
    * URL the server returns when its file provider presigns. A file of another scope is
@@ -60,7 +61,7 @@ async function toBytes(file: Blob | Uint8Array): Promise<Uint8Array> {
 async function fetchDownloadUrl(
   fetchImpl: typeof fetch,
   url: string,
-  file: UploadedFile,
+  file: ClientUploadedFile,
   signal: AbortSignal | undefined,
 ): Promise<Uint8Array> {
   let response: Response;

@@ -1,4 +1,5 @@
 import type { Identity, PaiService } from "@pai/core";
+import { toClientFile } from "@pai/core/protocol";
 import type { PaiTransport } from "./transport.js";
 
 export type ServiceTransportOptions = {
@@ -38,17 +39,21 @@ export function serviceTransport({ service, identity }: ServiceTransportOptions)
     },
     files: {
       upload: async (input) =>
-        service.files.upload({ ...input, size: input.body.byteLength, identity: await resolve() }),
+        toClientFile(
+          await service.files.upload({ ...input, size: input.body.byteLength, identity: await resolve() }),
+        ),
       get: async ({ fileId, inline }) => {
         const who = await resolve();
         if (!inline && service.files.downloadUrl) {
           const downloadUrl = await service.files.downloadUrl({ fileId, identity: who });
-          if (downloadUrl) return { file: await service.files.head({ fileId, identity: who }), downloadUrl };
+          if (downloadUrl) {
+            return { file: toClientFile(await service.files.head({ fileId, identity: who })), downloadUrl };
+          }
         }
         const stored = await service.files.get({ fileId, identity: who });
         const body = await stored.bytes();
         const { body: _stream, bytes: _bytes, text: _text, ...file } = stored;
-        return { file, body };
+        return { file: toClientFile(file), body };
       },
     },
   };

@@ -7,17 +7,17 @@ import type {
   SendResult,
   ThreadRow,
   ThreadSnapshot,
-  UploadedFile,
   WatchEvent,
 } from "@pai/core";
+import type { ClientUploadedFile } from "@pai/core/protocol";
 
 /** The input of a service method without the `identity` the server adds from its own context. */
 type ClientInput<TMethod extends (input: never) => unknown> = Omit<Parameters<TMethod>[0], "identity">;
 
 /** A file fetched through a transport: its bytes inline, or a time-limited URL to download them. */
 export type FileDownload =
-  | { file: UploadedFile; body: Uint8Array; downloadUrl?: undefined }
-  | { file: UploadedFile; downloadUrl: string; body?: undefined };
+  | { file: ClientUploadedFile; body: Uint8Array; downloadUrl?: undefined }
+  | { file: ClientUploadedFile; downloadUrl: string; body?: undefined };
 
 /**
  * How `@pai/client` reaches a PAI server: the `PaiService` surface without `identity` (the
@@ -57,7 +57,7 @@ export interface PaiTransport {
       mediaType: string;
       body: Uint8Array;
       metadata?: JsonObject;
-    }): Promise<UploadedFile>;
+    }): Promise<ClientUploadedFile>;
     /** Metadata plus the bytes, or a download URL when the server's file provider presigns. */
     get(input: { fileId: string; inline?: boolean }): Promise<FileDownload>;
   };

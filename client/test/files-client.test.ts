@@ -67,7 +67,8 @@ describe("client.files", () => {
   it("takes the filename and media type from a File, and bytes need an explicit filename", async () => {
     const client = await clientWith(memoryFiles());
     const uploaded = await client.files.upload({ file: new File(["a,b\n"], "t.csv", { type: "text/csv" }) });
-    expect(uploaded).toMatchObject({ filename: "t.csv", mediaType: "text/csv", size: 4, scopeKey: "acme" });
+    expect(uploaded).toMatchObject({ filename: "t.csv", mediaType: "text/csv", size: 4 });
+    expect(uploaded).not.toHaveProperty("scopeKey");
     const renamed = await client.files.upload({
       file: new File(["x"], "ignored.txt", { type: "text/plain" }),
       filename: "kept.md",

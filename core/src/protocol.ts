@@ -9,10 +9,12 @@ export type {
   ClientThreadRow,
   ClientThreadSnapshot,
   ClientThreadView,
+  ClientUploadedFile,
 } from "./state/client-rows.js";
 export {
   toClientAction,
   toClientEvent,
+  toClientFile,
   toClientRun,
   toClientSnapshot,
   toClientThread,

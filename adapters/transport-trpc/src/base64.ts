@@ -20,8 +20,12 @@ export function base64ToBytes(base64: string): Uint8Array {
   return bytes;
 }
 
-/** Standard (padded or unpadded) base64 alphabet only. */
-export const BASE64_PATTERN = /^[A-Za-z0-9+/]*={0,2}$/;
+/**
+ * Standard base64, padded or not: whole 4-character groups, then at most one short group of 2
+ * characters (padded with "==" or not) or 3 (padded with "=" or not). Padding anywhere else, or a
+ * lone trailing character, is not base64 (`atob` would throw after the schema let it through).
+ */
+export const BASE64_PATTERN = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
 
 /** The number of bytes a base64 string decodes to. */
 export function decodedLength(base64: string): number {

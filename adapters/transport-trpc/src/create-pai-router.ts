@@ -16,6 +16,7 @@ import {
   type ClientThreadView,
   toClientAction,
   toClientEvent,
+  toClientFile,
   toClientSnapshot,
   toClientThread,
   toClientView,
@@ -401,7 +402,7 @@ export function createPaiRouter<
           }
           mediaTypes.check(input.mediaType);
           const body = base64ToBytes(input.body);
-          return service.files.upload({
+          const uploaded = await service.files.upload({
             identity,
             filename: input.filename,
             mediaType: input.mediaType,
@@ -410,6 +411,7 @@ export function createPaiRouter<
             ...(input.threadId === undefined ? {} : { threadId: input.threadId }),
             ...(input.metadata === undefined ? {} : { metadata: input.metadata }),
           });
+          return toClientFile(uploaded);
         }),
       ),
       /**
@@ -423,7 +425,7 @@ export function createPaiRouter<
             const downloadUrl = await service.files.downloadUrl({ identity, fileId });
             if (downloadUrl) {
               const file = await service.files.head({ identity, fileId });
-              return { file, downloadUrl, body: null };
+              return { file: toClientFile(file), downloadUrl, body: null };
             }
           }
           const file = await service.files.head({ identity, fileId });
@@ -436,7 +438,7 @@ export function createPaiRouter<
           const stored = await service.files.get({ identity, fileId });
           const body = bytesToBase64(await stored.bytes());
           const { body: _stream, bytes: _bytes, text: _text, ...metadata } = stored;
-          return { file: metadata, downloadUrl: null, body };
+          return { file: toClientFile(metadata), downloadUrl: null, body };
         }),
       ),
     },

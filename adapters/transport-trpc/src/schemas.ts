@@ -43,6 +43,26 @@ export const DEFAULT_PAI_ROUTER_LIMITS: PaiRouterLimits = {
 /** Largest thread version (and event id) storage holds: a signed 32-bit integer column. */
 export const MAX_THREAD_VERSION = 2_147_483_647;
 
+/** The schemes a message's file part may use: a provider reads the URL, or it holds the bytes. */
+const FILE_URL_SCHEMES = new Set(["https:", "http:", "data:"]);
+
+/** Why a file part's URL is refused, or null (the same rule as the service's own check). */
+function fileUrlProblem(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "must be an absolute https:, http: or data: URL.";
+  }
+  if (!FILE_URL_SCHEMES.has(parsed.protocol)) {
+    return "must be an https:, http: or data: URL; other schemes are refused.";
+  }
+  if (parsed.protocol === "data:" && !url.includes(",")) {
+    return "is a data: URL without data; use data:<mediaType>;base64,<data>.";
+  }
+  return null;
+}
+
 /** Builds the Zod input schemas for one set of limits. */
 export function createPaiSchemas(limits: PaiRouterLimits) {
   const id = z.string().min(1).max(limits.maxIdLength);
@@ -87,12 +107,21 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
     clientTools: z.array(clientTool).max(limits.maxClientTools).optional(),
     clientData: json.optional(),
   };
+  /**
+   * A file part's URL: https:, http: or data: only (a data: URL with its data), within the text
+   * limit. Any other scheme would stay in the thread's history and fail every later model call.
+   * The server never fetches it unless the runtime opts in (`createPai({ download })`).
+   */
+  const fileUrl = text.superRefine((value, ctx) => {
+    const problem = fileUrlProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: `url ${problem}` });
+  });
   const messagePart = z.discriminatedUnion("type", [
     z.strictObject({ type: z.literal("text"), text }),
     z.strictObject({
       type: z.literal("file"),
       mediaType: z.string().min(1).max(255),
-      url: text,
+      url: fileUrl,
       filename: z.string().max(1024).optional(),
     }),
   ]);
@@ -185,10 +214,7 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
         // failure would be a generic BAD_REQUEST) without running the pattern over them.
         body: z
           .string()
-          .refine(
-            (value) => value.length > maxBase64 || (BASE64_PATTERN.test(value) && value.length % 4 !== 1),
-            "body must be base64.",
-          ),
+          .refine((value) => value.length > maxBase64 || BASE64_PATTERN.test(value), "body must be base64."),
         metadata: jsonObject.optional(),
       }),
       get: z.strictObject({ fileId: id, inline: z.boolean().optional() }),

@@ -169,7 +169,6 @@ describe.each(providers)("files over tRPC with $name", (provider) => {
     expect(downloaded.bytes).toEqual(expected);
     expect(downloaded.file).toMatchObject({
       fileId,
-      scopeKey: "acme",
       userKey: "alice",
       threadId: thread.id,
       filename: "report.csv",
@@ -178,7 +177,10 @@ describe.each(providers)("files over tRPC with $name", (provider) => {
     });
 
     // The same file through the host's typed @trpc/client, the way any tRPC app would call it.
+    // No file output names the tenant: a client only ever sees its own.
+    expect(downloaded.file).not.toHaveProperty("scopeKey");
     const raw = await typedClient(host.url, alice).pai.files.get.query({ fileId });
+    expect(raw.file).not.toHaveProperty("scopeKey");
     expect(raw.downloadUrl).toBeNull();
     expect(Buffer.from(raw.body ?? "", "base64")).toEqual(Buffer.from(expected));
 
@@ -287,6 +289,26 @@ describe.each(providers)("files over tRPC with $name", (provider) => {
       raw.pai.files.upload.mutate({ filename: "a.html", mediaType: "text/html", body: "PGI+" }),
     );
     expect(trpcStatus(rawDisallowed)).toEqual({ code: "BAD_REQUEST", httpStatus: 400 });
+
+    // Bodies that are not base64 are refused by the schema, never by `atob` on the server (500).
+    for (const body of ["==", "AB=", "A", "QUJD=", "QU=I", "QUJD\n"]) {
+      const refused = await rejection(
+        raw.pai.files.upload.mutate({ filename: "a.csv", mediaType: "text/csv", body }),
+      );
+      expect(trpcStatus(refused), body).toEqual({ code: "BAD_REQUEST", httpStatus: 400 });
+    }
+    // Padded and unpadded short groups are base64.
+    for (const [body, size] of [
+      ["QQ==", 1],
+      ["QQ", 1],
+      ["QUI=", 2],
+      ["QUI", 2],
+      ["", 0],
+    ] as const) {
+      const uploaded = await raw.pai.files.upload.mutate({ filename: "a.csv", mediaType: "text/csv", body });
+      expect(uploaded.size, body).toBe(size);
+      expect(uploaded).not.toHaveProperty("scopeKey");
+    }
 
     // Parameters and case do not matter; a wildcard admits its whole top-level type.
     for (const mediaType of ["Text/CSV; charset=utf-8", "image/png", "image/svg+xml"]) {

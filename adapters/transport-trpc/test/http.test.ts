@@ -343,7 +343,8 @@ describe("host app with PAI mounted under `pai` (real HTTP server, @trpc/client)
       mediaType: "application/octet-stream",
       file: body,
     });
-    expect(uploaded).toMatchObject({ size: body.byteLength, scopeKey: "acme", userKey: "alice" });
+    expect(uploaded).toMatchObject({ size: body.byteLength, userKey: "alice" });
+    expect(uploaded).not.toHaveProperty("scopeKey");
     const fetched = await client.files.get({ fileId: uploaded.fileId });
     expect(fetched.body).toEqual(body);
     expect(fetched.file.filename).toBe("data.bin");

@@ -157,6 +157,12 @@ export function createPai<
       "createPai needs a StorageV1 adapter, e.g. memoryStorage() from @pai/storage-memory or kyselyStorage() from @pai/storage-kysely.",
     );
   }
+  if (options.download !== undefined && typeof options.download !== "function") {
+    throw new PaiError(
+      "INVALID_DEFINITION",
+      "download must be an AI SDK download function (e.g. createDownload() from ai), or left out so that no file URL is fetched.",
+    );
+  }
   // Plugins are merged declaratively: copied agent definitions, merged bindings and observers.
   const applied = applyPlugins({
     agents: entries.map(([id, definition]) => ({

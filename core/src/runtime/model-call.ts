@@ -1,4 +1,5 @@
 import {
+  type Experimental_DownloadFunction as DownloadFunction,
   type LanguageModel,
   type ModelMessage,
   experimental_streamLanguageModelCall as sdkStreamLanguageModelCall,
@@ -34,7 +35,19 @@ export type ModelCallRequest = {
   abortSignal?: AbortSignal | undefined;
   /** The thread's provider prompt from its last step: only the user turns that changed are converted. */
   promptCache?: ProviderPromptCache | undefined;
+  /**
+   * Fetches file URLs of the prompt (the runtime's `download` option). Default
+   * `passUrlsThrough`: this process fetches nothing.
+   */
+  download?: DownloadFunction | undefined;
 };
+
+/**
+ * The default download function: every URL of the prompt goes to the provider as it is (the
+ * SDK reads `null` as "pass the URL through"), so this process never fetches a URL a user
+ * wrote. The SDK's own default downloads every URL the model does not support.
+ */
+export const passUrlsThrough: DownloadFunction = async (requests) => requests.map(() => null);
 
 type ResolvedModel = {
   provider: string;
@@ -96,12 +109,14 @@ export async function streamModelCall(
   request: ModelCallRequest,
   options: { via?: "direct" | "sdk" } = {},
 ): Promise<AsyncIterable<ModelCallPart>> {
+  const download = request.download ?? passUrlsThrough;
   if (!blocks || options.via === "sdk") {
     const result = await sdkStreamLanguageModelCall({
       model: request.model,
       ...(request.instructions ? { instructions: request.instructions } : {}),
       messages: request.messages,
       tools: request.tools,
+      download,
       abortSignal: request.abortSignal,
     });
     return result.stream as AsyncIterable<ModelCallPart>;
@@ -120,13 +135,14 @@ export async function streamModelCall(
         instructions: standardized.instructions,
         messages: standardized.messages,
         supportedUrls,
+        download,
         ...(abortSignal ? { abortSignal } : {}),
         provider,
       })
     : await blocks.convertToLanguageModelPrompt({
         prompt: { instructions: standardized.instructions, messages: standardized.messages },
         supportedUrls,
-        download: undefined,
+        download,
         ...(abortSignal ? { abortSignal } : {}),
         provider,
       });

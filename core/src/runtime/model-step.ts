@@ -81,6 +81,7 @@ export async function modelStep(
     tools: modelTools,
     abortSignal: request.signal,
     promptCache: rt.history.providerPrompt(threadId),
+    download: rt.options.download,
   });
   const { collected, toolCalls, streamError } = await collectStream(stream, {
     isRegistered: (name) => Boolean(agent.tools[name]),

@@ -2,16 +2,17 @@ import type { ModelMessage } from "ai";
 import { convertToLanguageModelPrompt } from "ai/internal";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { passUrlsThrough } from "./model-call.js";
 import { type ConvertPrompt, ProviderPromptCache } from "./provider-prompt.js";
 
-// Every URL counts as supported, so nothing is downloaded.
+// Every URL counts as supported, and none is downloaded.
 const supportedUrls = { "*": [/.*/] };
 const convert = convertToLanguageModelPrompt as unknown as ConvertPrompt;
 const whole = (messages: ModelMessage[], instructions?: string) =>
   convert({
     prompt: instructions === undefined ? { messages } : { instructions, messages },
     supportedUrls,
-    download: undefined,
+    download: passUrlsThrough,
     provider: "test",
   });
 
@@ -30,13 +31,20 @@ const model = {};
 const step = (
   cache: ProviderPromptCache,
   messages: ModelMessage[],
-  options: { convert?: ConvertPrompt; instructions?: string; model?: unknown; urls?: unknown } = {},
+  options: {
+    convert?: ConvertPrompt;
+    instructions?: string;
+    model?: unknown;
+    urls?: unknown;
+    download?: Parameters<ConvertPrompt>[0]["download"];
+  } = {},
 ) =>
   cache.convert(options.convert ?? convert, {
     model: options.model ?? model,
     instructions: options.instructions,
     messages,
     supportedUrls: options.urls ?? supportedUrls,
+    download: options.download ?? passUrlsThrough,
     provider: "test",
   });
 
@@ -200,6 +208,17 @@ describe("ProviderPromptCache", () => {
     expect(seen.calls).toBe(2);
     await step(cache, history, { convert: counted, model: {}, urls: { "image/*": [/.*/] } });
     expect(seen.calls).toBe(3);
+  });
+
+  it("starts over for another download function", async () => {
+    const cache = new ProviderPromptCache();
+    const { seen, counted } = counting();
+    const history = [userText("one"), { role: "assistant", content: "hi" } as ModelMessage];
+    await step(cache, history, { convert: counted });
+    await step(cache, history, { convert: counted });
+    expect(seen.calls).toBe(1);
+    await step(cache, history, { convert: counted, download: async (requests) => requests.map(() => null) });
+    expect(seen.calls).toBe(2);
   });
 
   it("refuses a history with an unanswered tool call, as the SDK does", async () => {

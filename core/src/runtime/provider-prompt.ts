@@ -1,4 +1,4 @@
-import type { ModelMessage } from "ai";
+import type { Experimental_DownloadFunction as DownloadFunction, ModelMessage } from "ai";
 
 /**
  * The SDK's conversion of model messages to the provider's prompt (`convertToLanguageModelPrompt`
@@ -7,7 +7,8 @@ import type { ModelMessage } from "ai";
 export type ConvertPrompt = (options: {
   prompt: { instructions?: unknown; messages: ModelMessage[] };
   supportedUrls: unknown;
-  download: undefined;
+  /** Decides, per file URL, to fetch it here or pass it to the provider (`null`). */
+  download: DownloadFunction;
   abortSignal?: AbortSignal;
   provider: string;
 }) => Promise<unknown>;
@@ -32,6 +33,7 @@ type Segment = { messages: readonly ModelMessage[]; prompt: readonly unknown[] }
 export class ProviderPromptCache {
   #model: unknown;
   #supportedUrls: unknown;
+  #download: DownloadFunction | undefined;
   #segments: Segment[] = [];
   /** The instructions of the last call and their system messages (the same text on every step). */
   #system: { instructions: unknown; prompt: readonly unknown[] } | undefined;
@@ -43,14 +45,20 @@ export class ProviderPromptCache {
       instructions: unknown;
       messages: readonly ModelMessage[];
       supportedUrls: unknown;
+      download: DownloadFunction;
       abortSignal?: AbortSignal;
       provider: string;
     },
   ): Promise<unknown[]> {
-    // Another model (or provider URL support) converts files and tool outputs differently.
-    if (input.model !== this.#model || !sameSupportedUrls(input.supportedUrls, this.#supportedUrls)) {
+    // Another model, provider URL support or download function converts files differently.
+    if (
+      input.model !== this.#model ||
+      input.download !== this.#download ||
+      !sameSupportedUrls(input.supportedUrls, this.#supportedUrls)
+    ) {
       this.#model = input.model;
       this.#supportedUrls = input.supportedUrls;
+      this.#download = input.download;
       this.#segments = [];
       this.#system = undefined;
     }
@@ -58,7 +66,7 @@ export class ProviderPromptCache {
       convert({
         prompt: instructions === undefined ? { messages } : { instructions, messages },
         supportedUrls: input.supportedUrls,
-        download: undefined,
+        download: input.download,
         ...(input.abortSignal ? { abortSignal: input.abortSignal } : {}),
         provider: input.provider,
       }) as Promise<unknown[]>;

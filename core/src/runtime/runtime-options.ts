@@ -1,4 +1,4 @@
-import type { LanguageModel } from "ai";
+import type { Experimental_DownloadFunction, LanguageModel } from "ai";
 import type { RuntimeHooks } from "../definitions/agent-types.js";
 import type { Scope } from "../definitions/identity.js";
 import type { JsonLimits } from "../json/json-value.js";
@@ -64,6 +64,20 @@ export type RuntimeOptions = {
   capabilities?: Record<string, CapabilityBinding<any>>;
   /** Model used when an agent declares none. */
   model?: LanguageModel;
+  /**
+   * Fetches file URLs of the model prompt in this process: the AI SDK's download function
+   * (`experimental_download` of `streamText`), called with every URL of the prompt's file parts
+   * (user messages and tool outputs) and whether the model supports it; `null` for an entry
+   * passes that URL to the provider as it is.
+   *
+   * Default: none. Every URL goes to the provider unchanged and this process fetches nothing, so
+   * a user's file part cannot make the server request an internal address (SSRF); a provider
+   * that cannot read a URL itself may refuse the call instead. A host that wants downloads opts
+   * in, for origins it trusts and bounded, e.g. `createDownload({ maxBytes })` from `ai` behind
+   * an allow-list. The AI SDK refuses literal private addresses but does not resolve host names:
+   * never hand it every URL on a server that can reach internal services.
+   */
+  download?: Experimental_DownloadFunction;
   /**
    * Bounds of every JSON value entering the runtime (metadata, messages, payloads, tool
    * outputs, tool data, suspend data, client-tool snapshots). Default depth 64, size 4 MiB.

@@ -48,6 +48,31 @@ function cursorOf(value: unknown): string | null {
   return value;
 }
 
+/** The schemes a file part's URL may have: a provider reads it, or it carries its own bytes. */
+const FILE_URL_SCHEMES = new Set(["https:", "http:", "data:"]);
+
+/**
+ * Why a file part's URL is refused, or null. A stored part is converted again on every later
+ * model call of its thread, so a URL the SDK cannot use (a `javascript:` or `file:` URL, one it
+ * cannot parse, a `data:` URL without data) would fail every later run: it is refused here.
+ * The server never fetches the URL either way (the runtime's `download` option, off by default).
+ */
+function fileUrlProblem(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "must be an absolute https:, http: or data: URL.";
+  }
+  if (!FILE_URL_SCHEMES.has(parsed.protocol)) {
+    return "must be an https:, http: or data: URL; other schemes are refused.";
+  }
+  if (parsed.protocol === "data:" && !url.includes(",")) {
+    return "is a data: URL without data; use data:<mediaType>;base64,<data>.";
+  }
+  return null;
+}
+
 /** A user message as the client sent it: text, or native text/file parts, bounded. */
 function checkMessage(message: unknown): void {
   if (!message || typeof message !== "object" || Array.isArray(message)) {
@@ -79,7 +104,11 @@ function checkMessage(message: unknown): void {
       part.url.length <= MAX_TEXT &&
       (part.filename === undefined || (typeof part.filename === "string" && part.filename.length <= 1024))
     ) {
-      return;
+      const problem = fileUrlProblem(part.url);
+      if (problem === null) return;
+      throw new PaiError("INVALID_INPUT", `${at}.url ${problem}`, {
+        issues: [{ path: ["message", "parts", index, "url"], message: `${at}.url ${problem}` }],
+      });
     }
     throw new PaiError(
       "INVALID_INPUT",
@@ -144,6 +173,10 @@ export function createService<TIdentity, TAgent = unknown>(
           ? await engine.store.loadForWrite(id)
           : await engine.store.load(id);
     if (!snapshot || snapshot.thread.scopeKey !== scope.scopeKey) {
+      // A kept snapshot answers without a read, and an unknown id takes one: read anyway, so
+      // another tenant's thread is refused as slowly as a thread that does not exist.
+      if (snapshot && (use === "write" || use === "scope"))
+        await engine.store.storage.loadThread({ threadId: id });
       throw new PaiError("NOT_FOUND", `Thread ${id} was not found.`);
     }
     return { snapshot, scope };

@@ -1,5 +1,6 @@
 import { correlationIdOf, internalErrorFor, PaiError } from "../errors/pai-error.js";
 import { sanitizeForOutput } from "../json/json-value.js";
+import { findUnstorableText } from "../json/storable-text.js";
 import type { RuntimeErrorReport } from "../runtime/runtime-options.js";
 
 /**
@@ -28,7 +29,11 @@ export function guardService<T extends object>(
       const method = value as (...args: unknown[]) => unknown;
       return (...args: unknown[]) => {
         let result: unknown;
+        const refused = unstorableTextError(args[0], path);
+        // An async method answers with a rejection, as its own checks would; others throw.
+        if (refused && isAsyncFunction(method)) return Promise.reject(refused);
         try {
+          if (refused) throw refused;
           result = method(...args);
         } catch (error) {
           throw redact(error, path);
@@ -58,4 +63,27 @@ async function* guardIterable<T>(iterable: AsyncIterable<T>, redact: (error: unk
   } catch (error) {
     throw redact(error);
   }
+}
+
+/** The host's identity is its own business; everything else a caller sends must be storable. */
+const NOT_CHECKED = new Set(["identity"]);
+
+const AsyncFunction = (async () => undefined).constructor;
+
+function isAsyncFunction(fn: (...args: unknown[]) => unknown): boolean {
+  return fn instanceof AsyncFunction;
+}
+
+function unstorableTextError(input: unknown, operation: string): PaiError | null {
+  const path = findUnstorableText(input, NOT_CHECKED);
+  if (!path) return null;
+  const at =
+    path.length === 0
+      ? "the input"
+      : path
+          .map((key) => (typeof key === "number" ? `[${key}]` : `.${key}`))
+          .join("")
+          .slice(1);
+  const message = `${at} holds a NUL character (U+0000) or an unpaired UTF-16 surrogate, which storage cannot keep. Remove it, or send well-formed Unicode text (${operation}).`;
+  return new PaiError("INVALID_INPUT", message, { issues: [{ path, message }] });
 }

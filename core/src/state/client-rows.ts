@@ -1,3 +1,4 @@
+import type { UploadedFile } from "../ports/files.js";
 import type { ThreadEvent } from "./events.js";
 import { projectThreadState, type ThreadStateView } from "./project-thread-state.js";
 import type { ActionRow, RunRow, ThreadRow } from "./rows.js";
@@ -11,6 +12,7 @@ import type { ThreadSnapshot } from "./snapshot.js";
 export type ClientThreadRow = Omit<ThreadRow, "scopeKey">;
 export type ClientRunRow = Omit<RunRow, "identity">;
 export type ClientActionRow = Omit<ActionRow, "scopeKey" | "idempotencyKey">;
+export type ClientUploadedFile = Omit<UploadedFile, "scopeKey">;
 
 export type ClientThreadSnapshot = Omit<ThreadSnapshot, "thread" | "runs" | "actions"> & {
   thread: ClientThreadRow;
@@ -26,6 +28,11 @@ export type ClientThreadEvent =
 
 export function toClientThread(row: ThreadRow): ClientThreadRow {
   const { scopeKey: _scopeKey, ...rest } = row;
+  return rest;
+}
+
+export function toClientFile(file: UploadedFile): ClientUploadedFile {
+  const { scopeKey: _scopeKey, ...rest } = file;
   return rest;
 }
 

@@ -36,12 +36,29 @@ export type StartRunInput = {
 };
 
 /** Starts a run now, queues it behind the active one, or refuses (a busy thread, pending actions). */
+/** Whether a stored message or a queued run's waiting message has this id. */
+function messageIdTaken(snapshot: ThreadSnapshot, messageId: string): boolean {
+  return (
+    snapshot.messages.some((message) => message.messageId === messageId) ||
+    snapshot.runs.some((run) => run.queuedMessage?.messageId === messageId)
+  );
+}
+
 export function decideStartRun(
   snapshot: ThreadSnapshot,
   input: StartRunInput,
   now: string,
 ): Decision<{ queued: boolean }> {
   const threadId = snapshot.thread.threadId;
+  // A message id names one message of the thread for good: a client-chosen id that is already
+  // taken would replace the stored message (an upsert by key), someone else's or the model's.
+  const messageId = input.message?.messageId;
+  if (messageId !== undefined && messageIdTaken(snapshot, messageId)) {
+    return rejected(
+      "CONFLICT",
+      `Thread ${threadId} already has a message with id "${messageId}". Send the message without an id (the server picks one) or with an id of its own.`,
+    );
+  }
   const events: ThreadEvent[] = [];
   const effects: Effect[] = [];
   let state = snapshot;

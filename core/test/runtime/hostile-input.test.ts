@@ -1,0 +1,189 @@
+import { defineAgent, PaiError, type StorageV1 } from "@pai/core";
+import { memoryStorage } from "@pai/storage-memory";
+import { describe, expect, it } from "vitest";
+import { createTestRuntime } from "../support/test-runtime.js";
+
+async function rejection(promise: Promise<unknown>): Promise<PaiError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (PaiError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error("Expected the call to be rejected.");
+}
+
+const chatty = { text: "Noted." };
+const mallory = { scopeKey: "other-org", userKey: "mallory" };
+
+describe("message ids chosen by the client", () => {
+  it("refuses an id the thread already has (CONFLICT) and leaves every stored message as it was", async () => {
+    const t = await createTestRuntime({ agent: defineAgent({ tools: {} }), model: [chatty, chatty, chatty] });
+    const threadId = await t.createThread();
+    await t.pai.service.threads.send({
+      identity: t.identity,
+      threadId,
+      message: { id: "mine-1", text: "first" },
+    });
+    await t.waitForIdle(threadId);
+    const before = await t.snapshot(threadId);
+    const assistantId = before.messages.find((message) => message.role === "assistant")?.messageId;
+    expect(assistantId).toEqual(expect.any(String));
+
+    for (const id of ["mine-1", assistantId as string]) {
+      const error = await rejection(
+        t.pai.service.threads.send({ identity: t.identity, threadId, message: { id, text: "FORGED" } }),
+      );
+      expect(error.code).toBe("CONFLICT");
+      expect(error.message).toContain(`"${id}"`);
+    }
+    const after = await t.snapshot(threadId);
+    expect(after.messages).toEqual(before.messages);
+    expect(after.runs).toHaveLength(1);
+
+    // A new id, or none, is fine.
+    await t.pai.service.threads.send({
+      identity: t.identity,
+      threadId,
+      message: { id: "mine-2", text: "second" },
+    });
+    await t.waitForIdle(threadId);
+    await t.pai.service.threads.send({ identity: t.identity, threadId, message: { text: "third" } });
+    await t.waitForIdle(threadId);
+    const texts = (await t.snapshot(threadId)).messages
+      .filter((message) => message.role === "user")
+      .map((message) => (message.message.parts[0] as { text: string }).text);
+    expect(texts).toEqual(["first", "second", "third"]);
+    await t.close();
+  });
+});
+
+describe("text no storage can keep", () => {
+  const bad = ["a\u0000b", "x\ud800y", "\udc00", "end\ud83d"];
+
+  it("refuses NUL characters and unpaired surrogates in every field with INVALID_INPUT, before anything is written", async () => {
+    const t = await createTestRuntime({ agent: defineAgent({ tools: {} }), model: [chatty] });
+    const threadId = await t.createThread();
+    const { identity } = t;
+    for (const text of bad) {
+      const calls: Array<[string, () => Promise<unknown>, Array<string | number>]> = [
+        ["title", () => t.pai.service.threads.create({ identity, title: text }), ["title"]],
+        [
+          "metadata value",
+          () => t.pai.service.threads.create({ identity, metadata: { k: text } }),
+          ["metadata", "k"],
+        ],
+        [
+          "metadata key",
+          () => t.pai.service.threads.create({ identity, metadata: { [text]: 1 } }),
+          ["metadata", text],
+        ],
+        [
+          "message text",
+          () => t.pai.service.threads.send({ identity, threadId, message: { text } }),
+          ["message", "text"],
+        ],
+        [
+          "message id",
+          () => t.pai.service.threads.send({ identity, threadId, message: { id: text, text: "hi" } }),
+          ["message", "id"],
+        ],
+        [
+          "a part's text",
+          () =>
+            t.pai.service.threads.send({
+              identity,
+              threadId,
+              message: {
+                parts: [
+                  { type: "text", text: "ok" },
+                  { type: "text", text },
+                ],
+              },
+            }),
+          ["message", "parts", 1, "text"],
+        ],
+        ["thread id", () => t.pai.service.threads.get({ identity, threadId: text }), ["threadId"]],
+        [
+          "cancel reason",
+          () => t.pai.service.threads.cancel({ identity, threadId, reason: text }),
+          ["reason"],
+        ],
+      ];
+      for (const [label, call, path] of calls) {
+        const error = await rejection(call());
+        expect(error.code, `${label} ${JSON.stringify(text)}`).toBe("INVALID_INPUT");
+        expect(error.issues?.[0]?.path, label).toEqual(path);
+        expect(error.message, label).toContain("NUL character");
+      }
+    }
+    const stored = await t.snapshot(threadId);
+    expect(stored.messages).toEqual([]);
+    expect(stored.runs).toEqual([]);
+    expect((await t.pai.service.threads.list({ identity })).items).toHaveLength(1);
+    await t.close();
+  });
+
+  it("keeps well-formed text: surrogate pairs (emoji), other control characters, escapes spelled out", async () => {
+    const t = await createTestRuntime({ agent: defineAgent({ tools: {} }), model: [chatty] });
+    const title = "ship 🚢 \t\u0001 \\u0000";
+    const thread = await t.pai.service.threads.create({
+      identity: t.identity,
+      title,
+      metadata: { "🔑": "🚢" },
+    });
+    expect(thread.title).toBe(title);
+    await t.pai.service.threads.send({
+      identity: t.identity,
+      threadId: thread.threadId,
+      message: { text: "👍" },
+    });
+    await t.waitForIdle(thread.threadId);
+    expect((await t.snapshot(thread.threadId)).messages).toHaveLength(2);
+    await t.close();
+  });
+
+  it("walks hostile nesting without overflowing the stack; the JSON limits refuse it", async () => {
+    const t = await createTestRuntime({ agent: defineAgent({ tools: {} }), model: [] });
+    let value: unknown = "x\u0000";
+    for (let index = 0; index < 200_000; index++) value = { a: value };
+    const error = await rejection(
+      t.pai.service.threads.create({ identity: t.identity, metadata: value as never }),
+    );
+    expect(error.code).toBe("INVALID_INPUT");
+    await t.close();
+  });
+});
+
+describe("another tenant's thread id", () => {
+  it("is refused after the same storage read as an unknown id, even while this process keeps the thread", async () => {
+    let reads = 0;
+    const inner = memoryStorage();
+    const storage: StorageV1 = {
+      ...inner,
+      loadThread: (input) => {
+        reads += 1;
+        return inner.loadThread(input);
+      },
+    };
+    const t = await createTestRuntime({ agent: defineAgent({ tools: {} }), model: [chatty], storage });
+    const threadId = await t.createThread();
+    await t.pai.service.threads.send({ identity: t.identity, threadId, message: { text: "hi" } });
+    await t.waitForIdle(threadId);
+
+    const readsFor = async (id: string) => {
+      const start = reads;
+      const error = await rejection(
+        t.pai.service.threads.send({ identity: mallory, threadId: id, message: { text: "hello?" } }),
+      );
+      expect(error.code).toBe("NOT_FOUND");
+      expect(error.message).toBe(`Thread ${id} was not found.`);
+      return reads - start;
+    };
+    const foreign = await readsFor(threadId);
+    const unknown = await readsFor("thr_does_not_exist");
+    expect(unknown).toBe(1);
+    expect(foreign).toBe(unknown);
+    await t.close();
+  });
+});
