@@ -1,4 +1,5 @@
 import { type JsonObject, type JsonValue, normalizeJson, PaiError } from "@pai/core";
+import { fileUrlProblem } from "@pai/core/protocol";
 import { z } from "zod";
 import { BASE64_PATTERN } from "./base64.js";
 
@@ -42,26 +43,6 @@ export const DEFAULT_PAI_ROUTER_LIMITS: PaiRouterLimits = {
 
 /** Largest thread version (and event id) storage holds: a signed 32-bit integer column. */
 export const MAX_THREAD_VERSION = 2_147_483_647;
-
-/** The schemes a message's file part may use: a provider reads the URL, or it holds the bytes. */
-const FILE_URL_SCHEMES = new Set(["https:", "http:", "data:"]);
-
-/** Why a file part's URL is refused, or null (the same rule as the service's own check). */
-function fileUrlProblem(url: string): string | null {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return "must be an absolute https:, http: or data: URL.";
-  }
-  if (!FILE_URL_SCHEMES.has(parsed.protocol)) {
-    return "must be an https:, http: or data: URL; other schemes are refused.";
-  }
-  if (parsed.protocol === "data:" && !url.includes(",")) {
-    return "is a data: URL without data; use data:<mediaType>;base64,<data>.";
-  }
-  return null;
-}
 
 /** Builds the Zod input schemas for one set of limits. */
 export function createPaiSchemas(limits: PaiRouterLimits) {

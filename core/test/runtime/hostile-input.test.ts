@@ -1,17 +1,8 @@
-import { defineAgent, PaiError, type StorageV1 } from "@pai/core";
+import { defineAgent, type StorageV1 } from "@pai/core";
 import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
+import { rejection } from "../behaviour/_helpers.js";
 import { createTestRuntime } from "../support/test-runtime.js";
-
-async function rejection(promise: Promise<unknown>): Promise<PaiError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (PaiError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error("Expected the call to be rejected.");
-}
 
 const chatty = { text: "Noted." };
 const mallory = { scopeKey: "other-org", userKey: "mallory" };
