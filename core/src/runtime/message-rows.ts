@@ -9,7 +9,12 @@ export function userMessageRow(
   now: string,
 ): MessageRow {
   const messageId = message.id ?? generateId();
-  const parts = "text" in message ? [{ type: "text", text: message.text }] : message.parts;
+  // A blank text part says nothing, and some providers refuse an empty text block: a stored one
+  // would fail every later run of the thread. The service refuses a message of blank parts only.
+  const parts =
+    "text" in message
+      ? [{ type: "text", text: message.text }]
+      : message.parts.filter((part) => !isBlankTextPart(part));
   return {
     threadId,
     messageId,
@@ -44,4 +49,11 @@ export function notificationMessageRow(
       },
     },
   };
+}
+
+function isBlankTextPart(part: unknown): boolean {
+  const candidate = part as { type?: unknown; text?: unknown } | null;
+  return (
+    candidate?.type === "text" && typeof candidate.text === "string" && candidate.text.trim().length === 0
+  );
 }

@@ -91,6 +91,20 @@ function checkMessage(message: unknown): void {
       `${at} must be { type: "text", text } or { type: "file", mediaType, url, filename? } with bounded strings.`,
     );
   });
+  // Blank text parts are dropped when the message is stored (some providers refuse an empty text
+  // block, and a stored one would fail every later run of the thread): something must remain.
+  if (
+    parts.every((part: { type: string; text?: string }) => part.type === "text" && isBlank(part.text ?? ""))
+  ) {
+    throw new PaiError(
+      "INVALID_INPUT",
+      "message.parts holds no content: send at least one file part or a text part with text.",
+    );
+  }
+}
+
+function isBlank(text: string): boolean {
+  return text.trim().length === 0;
 }
 
 function failureOf(error: unknown): string | { message: string } {

@@ -49,6 +49,39 @@ describe("message ids chosen by the client", () => {
   });
 });
 
+describe("blank text parts", () => {
+  it("refuses a message of blank text parts and stores a file without the blank text beside it", async () => {
+    const t = await createTestRuntime({ agent: defineAgent({ tools: {} }), model: [chatty] });
+    const threadId = await t.createThread();
+    for (const parts of [
+      [{ type: "text", text: "" }],
+      [
+        { type: "text", text: "  \n" },
+        { type: "text", text: "" },
+      ],
+    ]) {
+      const error = await rejection(
+        t.pai.service.threads.send({ identity: t.identity, threadId, message: { parts: parts as never } }),
+      );
+      expect(error.code).toBe("INVALID_INPUT");
+      expect(error.message).toContain("no content");
+    }
+    expect((await t.snapshot(threadId)).messages).toEqual([]);
+
+    const file = { type: "file", mediaType: "image/png", url: "https://example.com/chart.png" };
+    await t.pai.service.threads.send({
+      identity: t.identity,
+      threadId,
+      message: { parts: [file, { type: "text", text: "" }] as never },
+    });
+    await t.waitForIdle(threadId);
+    const [user] = (await t.snapshot(threadId)).messages;
+    expect(user?.message.parts).toEqual([file]);
+    expect((await t.lastRun(threadId))?.status).toBe("completed");
+    await t.close();
+  });
+});
+
 describe("text no storage can keep", () => {
   const bad = ["a\u0000b", "x\ud800y", "\udc00", "end\ud83d"];
 
