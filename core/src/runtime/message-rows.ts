@@ -51,7 +51,8 @@ export function notificationMessageRow(
   };
 }
 
-function isBlankTextPart(part: unknown): boolean {
+/** A text part with nothing but whitespace in it. */
+export function isBlankTextPart(part: unknown): boolean {
   const candidate = part as { type?: unknown; text?: unknown } | null;
   return (
     candidate?.type === "text" && typeof candidate.text === "string" && candidate.text.trim().length === 0

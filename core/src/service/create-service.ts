@@ -1,5 +1,6 @@
 import { PaiError } from "../errors/pai-error.js";
 import { assertPlainKeys, type JsonObject } from "../json/json-value.js";
+import { isBlankTextPart } from "../runtime/message-rows.js";
 import type { RuntimeCommands } from "../runtime/runtime-commands.js";
 import type { ThreadSnapshot } from "../state/snapshot.js";
 import { fileUrlProblem } from "./file-url.js";
@@ -93,18 +94,12 @@ function checkMessage(message: unknown): void {
   });
   // Blank text parts are dropped when the message is stored (some providers refuse an empty text
   // block, and a stored one would fail every later run of the thread): something must remain.
-  if (
-    parts.every((part: { type: string; text?: string }) => part.type === "text" && isBlank(part.text ?? ""))
-  ) {
+  if (parts.every(isBlankTextPart)) {
     throw new PaiError(
       "INVALID_INPUT",
       "message.parts holds no content: send at least one file part or a text part with text.",
     );
   }
-}
-
-function isBlank(text: string): boolean {
-  return text.trim().length === 0;
 }
 
 function failureOf(error: unknown): string | { message: string } {

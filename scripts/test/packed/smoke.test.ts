@@ -268,20 +268,12 @@ describe("packed tarballs in a host app", () => {
     );
     await writeFile(
       join(host, "cjs", "tsconfig.json"),
+      // The ES host's strict settings; `verbatimModuleSyntax` would refuse `import` in a
+      // CommonJS file, and paths are the folder's own.
       `${JSON.stringify(
         {
-          compilerOptions: {
-            target: "ES2023",
-            lib: ["ES2023"],
-            module: "NodeNext",
-            moduleResolution: "NodeNext",
-            types: ["node"],
-            strict: true,
-            noUncheckedIndexedAccess: true,
-            skipLibCheck: true,
-            rootDir: "src",
-            outDir: "dist",
-          },
+          extends: "../tsconfig.json",
+          compilerOptions: { verbatimModuleSyntax: false, rootDir: "src", outDir: "dist" },
           include: ["src"],
         },
         null,
