@@ -212,6 +212,23 @@ describe("TypeScript code blocks in READMEs and docs/", () => {
     expect(extractBlocks("x.md", "```sh\nnpm test\n```\n")).toEqual([]);
   });
 
+  // A server's project is typically `module: NodeNext`, where a relative import without its
+  // extension does not resolve; the doc blocks compile under Bundler resolution, so this is
+  // checked here. Browser code (tsx, or `.ts` blocks importing only client packages) is bundled
+  // and keeps bundler-style specifiers.
+  it("server-side blocks import relative files with their .js extension", () => {
+    const serverPackage = /from "(@pai\/core(\/testing)?|@trpc\/server[^"]*|@pai\/storage-[^"]+|@pai\/transport-trpc)"/;
+    const offenders = blocks
+      .filter((block) => block.extension === ".ts" && serverPackage.test(block.code))
+      .flatMap((block) =>
+        [...block.code.matchAll(/from "(\.{1,2}\/[^"]+)"/g)]
+          .map((match) => match[1])
+          .filter((specifier) => !/\.(js|json)$/.test(specifier))
+          .map((specifier) => `${block.file}:${block.line} imports "${specifier}"`),
+      );
+    expect(offenders).toEqual([]);
+  });
+
   it("every block compiles", { timeout: 120_000 }, () => {
     const errors = checkBlocks(blocks);
     if (errors.length > 0) {
