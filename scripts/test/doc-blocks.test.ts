@@ -217,7 +217,8 @@ describe("TypeScript code blocks in READMEs and docs/", () => {
   // checked here. Browser code (tsx, or `.ts` blocks importing only client packages) is bundled
   // and keeps bundler-style specifiers.
   it("server-side blocks import relative files with their .js extension", () => {
-    const serverPackage = /from "(@pai\/core(\/testing)?|@trpc\/server[^"]*|@pai\/storage-[^"]+|@pai\/transport-trpc)"/;
+    const serverPackage =
+      /from "(@pai\/core(\/testing)?|@trpc\/server[^"]*|@pai\/storage-[^"]+|@pai\/transport-trpc)"/;
     const offenders = blocks
       .filter((block) => block.extension === ".ts" && serverPackage.test(block.code))
       .flatMap((block) =>
