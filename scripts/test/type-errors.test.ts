@@ -51,6 +51,33 @@ const agent = defineAgent({ tools: { ask, pick } });
 const thread = createPaiClient<typeof agent>({ transport: {} as PaiTransport }).thread("t");
 export const answer = () => thread.action("unknown.name")?.submit({ approved: true });
 `,
+  "raw-submit.ts": `
+import { createAgentRuntime, defineAgent, defineTool } from "@pai/core";
+import { createPaiRouter } from "@pai/transport-trpc";
+import { memoryStorage } from "@pai/storage-memory";
+import { createTRPCClient, httpLink } from "@trpc/client";
+import { initTRPC } from "@trpc/server";
+import { z } from "zod";
+const ask = defineTool({
+  id: "test.ask",
+  description: "Ask",
+  inputSchema: z.object({}),
+  outputSchema: z.object({ ok: z.boolean() }),
+  suspend: {
+    approve: { suspendSchema: z.object({ prompt: z.string() }), resumeSchema: z.object({ approved: z.boolean() }) },
+  },
+  execute: async (ctx) => ctx.suspend("approve", { prompt: "x" }),
+});
+const agent = defineAgent({ tools: { ask } });
+const pai = createAgentRuntime({ agent, storage: memoryStorage(), model: {} as never, scope: () => ({ scopeKey: "s" }) });
+const t = initTRPC.create();
+const router = t.router({ pai: createPaiRouter({ procedure: t.procedure, service: pai.service, identity: () => ({}) }) });
+const trpc = createTRPCClient<typeof router>({ links: [httpLink({ url: "http://localhost" })] });
+export const wrongPayload = () =>
+  trpc.pai.actions.submit.mutate({ threadId: "t", actionId: "a", name: "ask.approve", payload: { approved: "yes" } });
+export const unknownName = () =>
+  trpc.pai.actions.submit.mutate({ threadId: "t", actionId: "a", name: "ask.aprove", payload: { approved: true } });
+`,
   "tool-context.ts": `
 import { defineAgent, defineTool } from "@pai/core";
 import { z } from "zod";
@@ -127,6 +154,16 @@ const firstLine = (message: string) => message.split("\n")[0];
 describe("compile errors that name the fix", () => {
   beforeAll(() => {
     diagnostics = compile();
+  });
+
+  it("a raw tRPC submit names the payload field that is wrong, or says the name is outside the contract", () => {
+    const byLine = new Map(
+      errorsIn("raw-submit.ts").map((diagnostic) => [diagnostic.line, diagnostic.message]),
+    );
+    expect([...byLine.keys()]).toEqual([24, 26]);
+    expect(byLine.get(24)).toContain("The types of 'payload.approved' are incompatible between these types.");
+    expect(byLine.get(24)).toContain("Type 'string' is not assignable to type 'boolean'.");
+    expect(byLine.get(26)).toContain("but required in type 'PaiAnswerOutsideTheContract'.");
   });
 
   it("an unknown suspend point lists the tool's suspend point names", () => {

@@ -53,6 +53,14 @@ export type PaiBaseProcedure<TContext, TMeta, TContextOverrides, TErrorShape> = 
 >;
 
 /**
+ * An answer to an action the agents' contract does not name (a frontend-defined client tool's):
+ * `untyped: true` says so, and the server validates the payload against the tool's own schema.
+ * Compile errors about a missing `untyped` name this type: the action's `name` is not one of
+ * the agents' actions (check its spelling), or the action is outside the contract.
+ */
+export type PaiAnswerOutsideTheContract = { untyped: true; name?: string; payload?: unknown };
+
+/**
  * `actions.submit`'s answer part, typed from the agents: a union discriminated by the action's
  * qualified `name`, so a wrong payload does not compile. An action outside the contract (a
  * frontend-defined client tool's) is answered with `untyped: true`.
@@ -68,7 +76,7 @@ export type PaiSubmitAnswer<TAgent> = TAgent extends unknown
                 : { name: TName; payload: TArgs[0]; untyped?: false }
               : never
             : never)
-        | { untyped: true; name?: string; payload?: unknown }
+        | PaiAnswerOutsideTheContract
   : never;
 
 /** `actions.submit`'s input as a typed tRPC client sees it. */

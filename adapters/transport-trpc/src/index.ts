@@ -3,6 +3,7 @@ export type {
   ClientViewEvent,
   ClientWatchEvent,
   CreatePaiRouterOptions,
+  PaiAnswerOutsideTheContract,
   PaiBaseProcedure,
   PaiChatStreams,
   PaiRouterFilesOptions,
