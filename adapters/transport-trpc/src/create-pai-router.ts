@@ -14,6 +14,7 @@ import {
   type ClientThreadRow,
   type ClientThreadSnapshot,
   type ClientThreadView,
+  type PendingActionData,
   toClientAction,
   toClientEvent,
   toClientFile,
@@ -93,14 +94,37 @@ export type PaiSubmitInput<TAgent> = {
   clientData?: unknown;
 } & PaiSubmitAnswer<TAgent>;
 
+/**
+ * A pending action of the agents as plain data (what `threads.get` lists), discriminated by its
+ * qualified `name`: checking `name` narrows `input` to that suspend point's input (or the tool's
+ * input for a `tool.output` action), and the narrowed `name` is what a typed `actions.submit`
+ * accepts. Actions outside the contract (a frontend-defined client tool's) are still listed at
+ * run time; their names match none of these, so keep a default branch when switching on `name`.
+ */
+export type PaiPendingActionData<TAgent> = TAgent extends unknown
+  ? IsOpenContract<TAgent> extends true
+    ? PendingActionData
+    : PaiPendingAction<TAgent> extends infer TAction
+      ? TAction extends { name: infer TName; input: infer TInput }
+        ? Omit<PendingActionData, "name" | "input"> & { name: TName; input: TInput }
+        : never
+      : never
+  : never;
+
+/** `threads.get`'s output for these agents: the client view with typed pending actions. */
+export type PaiThreadView<TAgent = unknown> =
+  PendingActionData extends PaiPendingActionData<TAgent>
+    ? ClientThreadView
+    : Omit<ClientThreadView, "pending"> & { pending: Array<PaiPendingActionData<TAgent>> };
+
 /** A committed `watch` event as clients receive it: rows without internal fields. */
 export type ClientWatchEvent =
   | (Omit<Extract<WatchEvent, { type: "committed" }>, "events"> & { events: ClientThreadEvent[] })
   | Extract<WatchEvent, { type: "live" }>;
 
 /** An item of the view-based `threads.watch`: the whole client view per version, or a live event. */
-export type ClientViewEvent =
-  | { type: "state"; version: number; view: ClientThreadView }
+export type ClientViewEvent<TAgent = unknown> =
+  | { type: "state"; version: number; view: PaiThreadView<TAgent> }
   | Extract<WatchEvent, { type: "live" }>;
 
 /** An action result as clients receive it. */
@@ -241,16 +265,15 @@ export function createPaiRouter<
           return { ...page, items: page.items.map(toClientThread) };
         }),
       ),
-      get: procedure
-        .input(schemas.threads.get)
-        .query(({ ctx, input }) =>
-          call(
-            "threads.get",
-            ctx,
-            async (identity): Promise<ClientThreadView> =>
-              toClientView(await service.threads.get({ ...input, identity })),
-          ),
+      get: procedure.input(schemas.threads.get).query(({ ctx, input }) =>
+        call(
+          "threads.get",
+          ctx,
+          async (identity): Promise<PaiThreadView<TAgent>> =>
+            // The same object; only its type is narrowed by the agents' contract.
+            toClientView(await service.threads.get({ ...input, identity })) as PaiThreadView<TAgent>,
         ),
+      ),
       /**
        * The thread's rows without internal fields: what `@pai/client` keeps current with
        * `watch` events. Render from `get` (the projected view) unless you sync yourself.
@@ -295,7 +318,11 @@ export function createPaiRouter<
           let snapshot = await service.threads.get({ identity, threadId });
           const version = snapshot.thread.version;
           if (resumeAfter === undefined || resumeAfter < version) {
-            const first: ClientViewEvent = { type: "state", version, view: toClientView(snapshot) };
+            const first: ClientViewEvent<TAgent> = {
+              type: "state",
+              version,
+              view: toClientView(snapshot) as PaiThreadView<TAgent>,
+            };
             yield tracked(String(version), first);
           }
           const events = service.threads.watch({
@@ -307,14 +334,14 @@ export function createPaiRouter<
           for await (const event of events) {
             if (event.type === "committed") {
               snapshot = applyStoredEvents(snapshot, event);
-              const state: ClientViewEvent = {
+              const state: ClientViewEvent<TAgent> = {
                 type: "state",
                 version: event.version,
-                view: toClientView(snapshot),
+                view: toClientView(snapshot) as PaiThreadView<TAgent>,
               };
               yield tracked(String(event.version), state);
             } else {
-              yield event as ClientViewEvent;
+              yield event as ClientViewEvent<TAgent>;
             }
           }
         } catch (error) {

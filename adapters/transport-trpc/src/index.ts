@@ -6,10 +6,12 @@ export type {
   PaiAnswerOutsideTheContract,
   PaiBaseProcedure,
   PaiChatStreams,
+  PaiPendingActionData,
   PaiRouterFilesOptions,
   PaiRouterRecord,
   PaiSubmitAnswer,
   PaiSubmitInput,
+  PaiThreadView,
 } from "./create-pai-router.js";
 export { createPaiRouter } from "./create-pai-router.js";
 export type { PaiErrorData } from "./errors.js";

@@ -166,9 +166,39 @@ describe("typed raw procedures: a plain @trpc/client on a router built from a ty
     });
   });
 
+  it("narrows threads.get's pending actions by name, and a narrowed name is what submit takes", async () => {
+    type Pending = inferRouterOutputs<typeof router>["pai"]["threads"]["get"]["pending"][number];
+    expectTypeOf<Pending["name"]>().toEqualTypeOf<"approve.approval" | "pickColor.output">();
+    const view = await trpc.pai.threads.get.query({ threadId: "t" });
+    const action = view.pending[0];
+    if (action?.name === "approve.approval") {
+      expectTypeOf(action.input).toEqualTypeOf<{ prompt: string }>();
+      void trpc.pai.actions.submit.mutate({ ...ids, name: action.name, payload: { approved: true } });
+      // @ts-expect-error the narrowed name still types the payload
+      void trpc.pai.actions.submit.mutate({ ...ids, name: action.name, payload: { color: "red" } });
+    }
+    if (action?.name === "pickColor.output") {
+      expectTypeOf(action.input).toEqualTypeOf<Record<string, never>>();
+      void trpc.pai.actions.submit.mutate({ ...ids, name: action.name, payload: { color: "green" } });
+    }
+    // The rest of the pending action is the plain data every client gets.
+    expectTypeOf<Pending["ref"]["actionId"]>().toEqualTypeOf<string>();
+    expectTypeOf<Pending["deadline"]>().toEqualTypeOf<ClientThreadView["pending"][number]["deadline"]>();
+  });
+
+  it("types the view of threads.watch the same way", () => {
+    type Item = Extract<
+      inferRouterOutputs<typeof router>["pai"]["threads"]["watch"] extends AsyncIterable<infer T> ? T : never,
+      { type: "state" }
+    >;
+    expectTypeOf<Item["view"]["pending"][number]["name"]>().toEqualTypeOf<
+      "approve.approval" | "pickColor.output"
+    >();
+  });
+
   it("returns client views without storage rows or scope keys", () => {
     type Outputs = inferRouterOutputs<typeof router>;
-    expectTypeOf<Outputs["pai"]["threads"]["get"]>().toEqualTypeOf<ClientThreadView>();
+    expectTypeOf<Outputs["pai"]["threads"]["get"]>().toExtend<ClientThreadView>();
     expectTypeOf<Outputs["pai"]["threads"]["get"]>().not.toHaveProperty("actions");
     expectTypeOf<Outputs["pai"]["threads"]["get"]["thread"]>().not.toHaveProperty("scopeKey");
     expectTypeOf<Outputs["pai"]["actions"]["submit"]["action"]>().not.toHaveProperty("scopeKey");
