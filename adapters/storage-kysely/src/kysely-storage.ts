@@ -175,9 +175,16 @@ export function kyselyStorage(options: KyselyStorageOptions): KyselyStorage {
         }
       });
       if (result.ok && notifier) {
-        // Delivery is best effort by contract: watchers re-read committed events by version.
+        // Delivery is best effort by contract: watchers re-read committed events by version. The
+        // batch rides along for this process's watchers; a cross-process notifier sends only the
+        // version, and watchers elsewhere read the batch from storage.
         notifier
-          .publish({ type: "thread-advanced", threadId: input.threadId, version: result.version })
+          .publish({
+            type: "thread-advanced",
+            threadId: input.threadId,
+            version: result.version,
+            committed: { events: input.events, createdAt: input.now },
+          })
           .catch(() => {});
       }
       return result;

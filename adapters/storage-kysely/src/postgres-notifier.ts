@@ -104,10 +104,16 @@ function isNotifierMessage(value: unknown): value is NotifierMessage {
 
 /**
  * Fans notifier messages out across processes with Postgres LISTEN/NOTIFY, so a watcher on one
- * server sees commits and live events of runs executing on another. Every process, including
- * the publisher, receives messages through Postgres, which keeps one order for everyone.
- * Live events too large for a NOTIFY payload are replaced by a small marker and not delivered;
- * watchers catch up from storage on the next `thread-advanced`.
+ * server sees commits and live events of runs executing on another.
+ *
+ * The publisher's own subscribers get each message at once, as the in-process notifier gives
+ * it: a commit's batch rides along, so a watcher on the same server needs neither the NOTIFY
+ * round trip (up to `minPublishIntervalMs` late) nor a storage read. Its echo from Postgres is
+ * recognised by the notifier's origin tag and dropped. Messages of one thread keep their order
+ * per publisher; across servers, watchers order commits by version and re-read storage where
+ * one is missing, so a local commit and a remote one never reach a watcher out of order.
+ * Live events too large for a NOTIFY payload are replaced by a small marker and not delivered
+ * to other servers; watchers there catch up from storage on the next `thread-advanced`.
  */
 export function postgresNotifier(options: PostgresNotifierOptions): PostgresNotifier {
   if (!options.pool && !options.connectionString) {
@@ -150,6 +156,20 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
     ? { ...(options.pool.options as pg.ClientConfig) }
     : { connectionString: options.connectionString };
   const listeners = new Map<string, Set<Listener>>();
+  // Tags what this notifier sends, so it can drop its own messages when Postgres echoes them.
+  const origin = globalThis.crypto.randomUUID().slice(0, 13);
+
+  const deliver = (message: NotifierMessage) => {
+    const set = listeners.get(message.threadId);
+    if (!set) return;
+    for (const listener of [...set]) {
+      try {
+        listener(message);
+      } catch {
+        // A faulty listener must not stop delivery to the others.
+      }
+    }
+  };
 
   let client: pg.Client | null = null;
   let connecting: Promise<void> | null = null;
@@ -166,13 +186,10 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
       return;
     }
     if (!isNotifierMessage(message)) return;
-    for (const listener of [...(listeners.get(message.threadId) ?? [])]) {
-      try {
-        listener(message);
-      } catch {
-        // A faulty listener must not stop delivery to the others.
-      }
-    }
+    const { o: sender, ...received } = message as NotifierMessage & { o?: unknown };
+    // Published here: the subscribers of this process already had it, batch included.
+    if (sender === origin) return;
+    deliver(received as NotifierMessage);
   };
 
   const scheduleReconnect = () => {
@@ -264,7 +281,7 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
       message.type === "thread-advanced" && message.committed
         ? { type: message.type, threadId: message.threadId, version: message.version }
         : message;
-    const payload = JSON.stringify(sent);
+    const payload = JSON.stringify({ ...sent, o: origin });
     if (Buffer.byteLength(payload, "utf8") <= MAX_PAYLOAD_BYTES) return payload;
     return JSON.stringify({ type: "live-dropped", threadId: message.threadId.slice(0, 1000) });
   };
@@ -275,8 +292,10 @@ export function postgresNotifier(options: PostgresNotifierOptions): PostgresNoti
     publish(message) {
       if (closed)
         return Promise.reject(new PaiError("INTERNAL", "This postgresNotifier is closed; create a new one."));
+      const payload = encode(message);
+      deliver(message);
       return new Promise<void>((resolve, reject) => {
-        queue.push({ payload: encode(message), resolve, reject });
+        queue.push({ payload, resolve, reject });
         // The first publish of a burst waits `publishDelayMs`, so what a run publishes meanwhile
         // (its commits, its live events) goes out in one statement.
         if (queue.length === 1) publishChain = publishChain.then(gather).then(flush);

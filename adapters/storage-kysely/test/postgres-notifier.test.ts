@@ -1,7 +1,8 @@
-import type { NotifierMessage } from "@pai/core";
-import { makeThreadRow } from "@pai/core/testing";
+import { createAgentRuntime, defineAgent, defineTool, type NotifierMessage, type StorageV1 } from "@pai/core";
+import { makeThreadRow, scriptedModel } from "@pai/core/testing";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { kyselyStorage, migrateToLatest, postgresNotifier } from "../src/index.js";
 import { openEngine } from "./support/engines.js";
 
@@ -144,6 +145,105 @@ describe.skipIf("skip" in engine)("postgresNotifier", () => {
     expect(messages).toEqual(
       [1, 2].map((version) => ({ type: "thread-advanced", threadId: "committed", version })),
     );
+  });
+
+  it("gives its own subscribers each message at once, batch included, and drops the echo from Postgres", async () => {
+    // A third server of its own: the reconnect test below needs serverA never to have listened.
+    const serverC = postgresNotifier({ connectionString: url, channel });
+    const local = collector();
+    const remote = collector();
+    serverC.subscribe("local", local.listener);
+    serverB.subscribe("local", remote.listener);
+    await Promise.all([serverC.ready(), serverB.ready()]);
+    const committed = {
+      createdAt: "2026-01-01T00:00:00.000Z",
+      events: [{ type: "thread-updated" as const, thread: makeThreadRow({ threadId: "local" }) }],
+    };
+    const live = (delta: string): NotifierMessage => ({
+      type: "live",
+      threadId: "local",
+      event: { type: "text-delta", threadId: "local", runId: "r", messageId: "m", delta },
+    });
+    const big = live("x".repeat(10_000));
+    const published = [
+      serverC.publish({ type: "thread-advanced", threadId: "local", version: 1, committed }),
+      serverC.publish(live("a")),
+      serverC.publish(big),
+    ];
+    // Delivered in the call, before any NOTIFY went out: no round trip, and the batch kept.
+    expect(local.messages).toEqual([
+      { type: "thread-advanced", threadId: "local", version: 1, committed },
+      live("a"),
+      big,
+    ]);
+    await Promise.all(published);
+    // Another server gets the version without the batch, and no live event too large for NOTIFY.
+    await remote.until(2);
+    expect(remote.messages).toEqual([{ type: "thread-advanced", threadId: "local", version: 1 }, live("a")]);
+    // The echo reached serverC's connection as it reached serverB's, and was dropped there.
+    await serverC.publish(live("marker"));
+    await remote.until(3);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(local.messages).toHaveLength(4);
+    await serverC.close();
+  });
+
+  it("a watcher in the process that runs the thread gets every commit without reading the event log", async () => {
+    if ("skip" in engine) return;
+    await migrateToLatest(engine.db, { tablePrefix: engine.prefix });
+    const notifier = postgresNotifier({ pool, channel });
+    const base = kyselyStorage({ db: engine.db, tablePrefix: engine.prefix, notifier });
+    let eventReads = 0;
+    const storage: StorageV1 = {
+      ...base,
+      readEvents: (input) => {
+        eventReads++;
+        return base.readEvents(input);
+      },
+    };
+    const add = defineTool({
+      id: "test.notify.add",
+      description: "Add",
+      inputSchema: z.object({ a: z.number(), b: z.number() }),
+      execute: async ({ input }) => input.a + input.b,
+    });
+    const pai = createAgentRuntime({
+      agent: defineAgent({ tools: { add } }),
+      storage,
+      model: scriptedModel([{ toolCalls: [{ toolName: "add", input: { a: 1, b: 2 } }] }, { text: "3" }]),
+      scope: () => ({ scopeKey: "s" }),
+    });
+    const identity = {};
+    const thread = await pai.service.threads.create({ identity });
+    const controller = new AbortController();
+    const versions: number[] = [];
+    const watching = (async () => {
+      for await (const event of pai.service.threads.watch({
+        identity,
+        threadId: thread.threadId,
+        afterVersion: thread.version,
+        signal: controller.signal,
+      })) {
+        if (event.type === "committed") versions.push(event.version);
+      }
+    })();
+    await notifier.ready();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const readsBefore = eventReads;
+    await pai.service.threads.send({ identity, threadId: thread.threadId, message: { text: "1+2?" } });
+    await pai.waitForIdle(thread.threadId);
+    const last = (await base.loadThread({ threadId: thread.threadId }))!.thread.version;
+    while (versions.at(-1) !== last) await new Promise((resolve) => setTimeout(resolve, 5));
+    // The echoes of these commits come back through Postgres; give them time to arrive.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    controller.abort();
+    await watching;
+    expect(versions).toEqual(
+      Array.from({ length: last - thread.version }, (_, index) => thread.version + index + 1),
+    );
+    expect(eventReads - readsBefore).toBe(0);
+    await pai.close();
+    await notifier.close();
   });
 
   it("what is published within publishDelayMs shares one NOTIFY statement; 0 sends each on the next turn", async () => {
