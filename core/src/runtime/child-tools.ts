@@ -26,6 +26,12 @@ export type ChildCallEnvironment = {
   generateId: () => string;
   baseCtx: Record<string, unknown>;
   signal: AbortSignal;
+  /**
+   * Aborted when the parent's invocation finishes: its children's handles close with it. A call
+   * after that is refused, and one still in flight is cancelled and skips the hooks, since the
+   * parent's result no longer waits for it.
+   */
+  closed: AbortSignal;
   onHookFailure: (failure: HookFailure) => void;
 };
 
@@ -34,8 +40,10 @@ export async function buildChildTools(
   env: ChildCallEnvironment,
 ): Promise<Record<string, unknown>> {
   const children: Record<string, unknown> = {};
-  const parentArgs = await env.request.resolverArgs();
-  const args: RuntimeResolverArgs = { ...parentArgs, runtimeContext: env.parentContext };
+  // Registration callbacks (enabled, mapContext, onOutput) see the enclosing tool's context as
+  // their runtimeContext; the agent's lifecycle hooks keep the agent's whole runtime context.
+  const agentArgs = await env.request.resolverArgs();
+  const args: RuntimeResolverArgs = { ...agentArgs, runtimeContext: env.parentContext };
   for (const [name, registration] of Object.entries(parent.tools ?? {})) {
     env.signal.throwIfAborted();
     const enabled = await resolveEnabled(registration, args);
@@ -45,8 +53,15 @@ export async function buildChildTools(
       const call = { toolName: name, toolCallId, parent: env.parent };
       const fail = (message: string, cause?: unknown) =>
         new ToolInvocationError({ toolName: name, toolCallId, message, cause });
+      const afterParent = () =>
+        fail(
+          `Tool ${name} was called by ${env.parent.toolName} after that call finished. Await child calls before returning.`,
+        );
+      if (env.closed.aborted) throw afterParent();
       if (!enabled) throw fail(`Tool ${name} is not enabled for this call.`);
-      const signal = options?.abortSignal ? AbortSignal.any([env.signal, options.abortSignal]) : env.signal;
+      const signal = AbortSignal.any(
+        options?.abortSignal ? [env.signal, env.closed, options.abortSignal] : [env.signal, env.closed],
+      );
       signal.throwIfAborted();
       const parsedInput = await validateSchema(child.config.inputSchema, rawInput);
       if (!parsedInput.success) throw fail(`Invalid input for tool ${name}: ${parsedInput.message}`);
@@ -102,11 +117,12 @@ export async function buildChildTools(
       } finally {
         for (const done of acquired) await done();
       }
+      if (env.closed.aborted) throw afterParent();
       const after = await applyAfterToolResult(env.hooks, {
         ...call,
         input: parsedInput.value,
         result: result.type === "output" ? result : { type: "error", errorText: result.errorText },
-        args,
+        args: agentArgs,
       });
       if (after.type === "hook-failed") {
         env.onHookFailure(after);

@@ -54,6 +54,8 @@ export async function executeTool(
   const args = await request.resolverArgs();
   const signal = request.signal;
   const acquired: Array<() => Promise<void>> = [];
+  // Closes the children's handles (`ctx.tools`) when this invocation finishes.
+  const invocation = new AbortController();
   let childHookFailure: HookFailure | undefined;
   // A tool's own throw that is a PaiError is a deliberate message; anything else around it is reported.
   const failed = (error: unknown, fromTool: boolean): Execution => {
@@ -90,6 +92,7 @@ export async function executeTool(
         rt.trigger({ threadId, scope: request.scope, identity: request.identity, ...triggerInput }),
     };
     const tools = await buildChildTools(tool, {
+      closed: invocation.signal,
       request,
       parentContext: context,
       parent: { toolName, toolCallId },
@@ -137,6 +140,7 @@ export async function executeTool(
     if (childHookFailure) return childHookFailure;
     return failed(error, false);
   } finally {
+    invocation.abort(new Error(`The call of ${toolName} finished.`));
     for (const done of acquired) {
       await done().catch((error) => rt.reportError({ error, phase: "hook", threadId, runId }));
     }

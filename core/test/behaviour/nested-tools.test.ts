@@ -250,6 +250,130 @@ describe("nested tool calls", () => {
     expect(seen).toEqual([{ tenant: "acme" }]);
   });
 
+  it("the agent's afterToolResult keeps the agent's whole runtime context for a child call", async () => {
+    const hookContexts: Array<{ toolName: string; runtimeContext: unknown }> = [];
+    const registrationContexts: unknown[] = [];
+    const parent = defineTool({
+      id: "test.nested.hook-context-parent.v1",
+      description: "Parent",
+      contextSchema: z.object({ tenant: z.string() }),
+      inputSchema: z.object({}),
+      tools: {
+        report: {
+          tool: report,
+          enabled: ({ runtimeContext }) => {
+            registrationContexts.push(runtimeContext);
+            return true;
+          },
+          onOutput: ({ runtimeContext }) => {
+            registrationContexts.push(runtimeContext);
+          },
+        },
+      },
+      execute: async ({ tools }) => (await tools.report.execute({ region: "north" })).amount,
+    });
+    const { part } = await runParent(
+      {},
+      "parent",
+      {},
+      {
+        agent: defineAgent({
+          runtimeContext: () => ({ whole: "agent context", tenant: "acme" }),
+          tools: { parent: { tool: parent, mapContext: () => ({ tenant: "narrowed" }) } },
+          lifecycle: {
+            afterToolResult: ({ toolName, runtimeContext }) => {
+              hookContexts.push({ toolName, runtimeContext });
+            },
+          },
+        }),
+      },
+    );
+    expect(part.output).toBe(10);
+    // Registration callbacks of the child see the enclosing tool's context...
+    expect(registrationContexts).toEqual([{ tenant: "narrowed" }, { tenant: "narrowed" }]);
+    // ...and the agent's hook sees the agent's, for the child call as for the parent call.
+    expect(hookContexts).toEqual([
+      { toolName: "report", runtimeContext: { whole: "agent context", tenant: "acme" } },
+      { toolName: "parent", runtimeContext: { whole: "agent context", tenant: "acme" } },
+    ]);
+  });
+
+  it("the parent's invocation closes its children's handles when it finishes", async () => {
+    let kept: ((input: { region: string }) => Promise<unknown>) | undefined;
+    let slowSignal: AbortSignal | undefined;
+    let entered = 0;
+    const hooked: string[] = [];
+    const slow = defineTool({
+      id: "test.nested.unawaited.v1",
+      description: "Slow",
+      inputSchema: z.object({}),
+      outputSchema: z.string(),
+      execute: (ctx) => {
+        slowSignal = ctx.signal;
+        return new Promise<string>((resolve) => setTimeout(() => resolve("late"), 50));
+      },
+    });
+    const counted = defineTool({
+      id: "test.nested.counted.v1",
+      description: "Counted",
+      inputSchema: z.object({ region: z.string() }),
+      outputSchema: z.object({ amount: z.number() }),
+      execute: () => {
+        entered++;
+        return { amount: 1 };
+      },
+    });
+    let unawaited: Promise<unknown> | undefined;
+    const parent = defineTool({
+      id: "test.nested.closing-parent.v1",
+      description: "Parent",
+      inputSchema: z.object({}),
+      tools: { counted, slow },
+      execute: async ({ tools }) => {
+        kept = tools.counted.execute;
+        // Not awaited: the parent returns while this child runs.
+        unawaited = tools.slow.execute({});
+        unawaited.catch(() => undefined);
+        return (await tools.counted.execute({ region: "north" })).amount;
+      },
+    });
+    const { part } = await runParent(
+      {},
+      "parent",
+      {},
+      {
+        agent: defineAgent({
+          tools: { parent },
+          lifecycle: {
+            afterToolResult: ({ toolName }) => {
+              hooked.push(toolName);
+            },
+          },
+        }),
+      },
+    );
+    expect(part.output).toBe(1);
+    expect(entered).toBe(1);
+    // The child still running when the parent returned was cancelled, and its result skips the hooks.
+    expect(slowSignal?.aborted).toBe(true);
+    const late = await unawaited!.then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(ToolInvocationError.isInstance(late)).toBe(true);
+    // A handle kept past the parent's return refuses, without running the child or its hooks.
+    const error = await kept!({ region: "north" }).then(
+      () => null,
+      (rejection: unknown) => rejection,
+    );
+    expect(ToolInvocationError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toContain(
+      "after that call finished. Await child calls before returning.",
+    );
+    expect(entered).toBe(1);
+    expect(hooked).toEqual(["counted", "parent"]);
+  });
+
   it("children that could not run inside a parent are rejected when the parent is defined", () => {
     const suspending = defineTool({
       id: "test.nested.suspending.v1",
