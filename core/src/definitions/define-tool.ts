@@ -14,12 +14,19 @@ import type {
   ToolModelOutput,
 } from "./tool-types.js";
 
-/** Resolves to an error-message type when the id was widened to `string` or is empty. */
+type IsUnion<T, TAll = T> = T extends unknown ? ([TAll] extends [T] ? false : true) : never;
+
+/**
+ * Resolves to an error-message type when the id was widened to `string`, is a union of
+ * literals (a tool has one stable id), or is empty.
+ */
 export type ToolIdCheck<TId extends string> = string extends TId
   ? 'Error: the tool id must be a string literal. Pass the config inline, or write id: "app.tool-name.v1" as const.'
-  : TId extends ""
-    ? "Error: the tool id must not be empty."
-    : unknown;
+  : true extends IsUnion<TId>
+    ? "Error: the tool id must be one string literal, not a union: give each tool its own defineTool."
+    : TId extends ""
+      ? "Error: the tool id must not be empty."
+      : unknown;
 
 type ToolContextFor<TContextSchema, TTools> = TContextSchema extends ZodToolSchema
   ? z.output<TContextSchema>

@@ -6,22 +6,33 @@ import { z } from "zod";
 import { createTestRuntime } from "../support/test-runtime.js";
 import { handClock, scripted, toolResultFor } from "./_helpers.js";
 
-const approve = (onDeadline: "cancel" | "fail") =>
-  defineTool({
-    id: `test.deadline-approve-${onDeadline}.v1`,
+// One definition per mode: a tool's id is one literal, so a factory over both modes would not compile.
+const approvalPoint = (onDeadline: "cancel" | "fail") => ({
+  suspendSchema: z.object({ prompt: z.string() }),
+  resumeSchema: z.object({ approved: z.boolean() }),
+  deadline: { in: 60_000, onDeadline, reason: "Nobody approved within a minute; do not publish." },
+});
+const approveTools = {
+  cancel: defineTool({
+    id: "test.deadline-approve-cancel.v1",
     description: "Asks for approval, for a minute at most",
     inputSchema: z.object({ what: z.string() }),
     outputSchema: z.object({ approved: z.boolean() }),
-    suspend: {
-      approval: {
-        suspendSchema: z.object({ prompt: z.string() }),
-        resumeSchema: z.object({ approved: z.boolean() }),
-        deadline: { in: 60_000, onDeadline, reason: "Nobody approved within a minute; do not publish." },
-      },
-    },
+    suspend: { approval: approvalPoint("cancel") },
     execute: (ctx) =>
       ctx.entry.type === "initial" ? ctx.suspend("approval", { prompt: ctx.input.what }) : ctx.entry.resume,
-  });
+  }),
+  fail: defineTool({
+    id: "test.deadline-approve-fail.v1",
+    description: "Asks for approval, for a minute at most",
+    inputSchema: z.object({ what: z.string() }),
+    outputSchema: z.object({ approved: z.boolean() }),
+    suspend: { approval: approvalPoint("fail") },
+    execute: (ctx) =>
+      ctx.entry.type === "initial" ? ctx.suspend("approval", { prompt: ctx.input.what }) : ctx.entry.resume,
+  }),
+};
+const approve = (onDeadline: "cancel" | "fail") => approveTools[onDeadline];
 
 const code = (expected: string) => (error: unknown) => PaiError.isInstance(error) && error.code === expected;
 

@@ -45,6 +45,12 @@ describe("tool ids", () => {
     defineTool({ id, description: "x", inputSchema: z.object({}) });
   });
 
+  test("a union of literal ids fails to compile", () => {
+    const id = (Math.random() > 0.5 ? "app.a.v1" : "app.b.v1") as "app.a.v1" | "app.b.v1";
+    // @ts-expect-error a tool has one stable id, not a union
+    defineTool({ id, description: "x", inputSchema: z.object({}) });
+  });
+
   test("satisfies ToolConfig without as const fails the literal-id check; with as const it compiles", () => {
     const widened = { id: "extracted", description: "x", inputSchema: z.object({}) } satisfies ToolConfig;
     // @ts-expect-error satisfies widens the id to string
