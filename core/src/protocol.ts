@@ -2,6 +2,7 @@
 // become the client-safe rows and the projected thread view. Transports and client libraries
 // (`@pai/client`, `@pai/react`, `@pai/transport-trpc`) build on it; apps rarely need it.
 
+export { idProblem, MAX_ID_LENGTH, MAX_STORED_ID_LENGTH } from "./service/client-id.js";
 export { fileUrlProblem } from "./service/file-url.js";
 export type {
   ClientActionRow,

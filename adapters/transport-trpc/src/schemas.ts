@@ -1,11 +1,15 @@
 import { type JsonObject, type JsonValue, normalizeJson, PaiError } from "@pai/core";
-import { fileUrlProblem } from "@pai/core/protocol";
+import { fileUrlProblem, idProblem, MAX_STORED_ID_LENGTH } from "@pai/core/protocol";
 import { z } from "zod";
 import { BASE64_PATTERN } from "./base64.js";
 
 /** Input size limits of the PAI procedures. Every limit is checked before the service runs. */
 export type PaiRouterLimits = {
-  /** Longest id (thread, action, file, message, idempotency key). Default 200. */
+  /**
+   * Longest id (thread, action, file, message, idempotency key). Default 200; a message id, which
+   * is stored, is capped at 191 whatever this says. Ids with whitespace at either end or control
+   * characters are refused.
+   */
   maxIdLength: number;
   /** Longest text in a message part, title, reason or error message. Default 100_000. */
   maxTextLength: number;
@@ -46,7 +50,17 @@ export const MAX_THREAD_VERSION = 2_147_483_647;
 
 /** Builds the Zod input schemas for one set of limits. */
 export function createPaiSchemas(limits: PaiRouterLimits) {
-  const id = z.string().min(1).max(limits.maxIdLength);
+  const exactId = (value: string, ctx: z.RefinementCtx) => {
+    const problem = idProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  };
+  const id = z.string().min(1).max(limits.maxIdLength).superRefine(exactId);
+  // A message id is stored: no longer than the shortest id column of any storage (MySQL's).
+  const messageId = z
+    .string()
+    .min(1)
+    .max(Math.min(limits.maxIdLength, MAX_STORED_ID_LENGTH))
+    .superRefine(exactId);
   const text = z.string().max(limits.maxTextLength);
   const jsonLimits = { maxDepth: limits.maxJsonDepth, maxSize: limits.maxJsonSize };
   /**
@@ -107,8 +121,11 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
     }),
   ]);
   const message = z.union([
-    z.strictObject({ text, id: id.optional() }),
-    z.strictObject({ id: id.optional(), parts: z.array(messagePart).min(1).max(limits.maxMessageParts) }),
+    z.strictObject({ text, id: messageId.optional() }),
+    z.strictObject({
+      id: messageId.optional(),
+      parts: z.array(messagePart).min(1).max(limits.maxMessageParts),
+    }),
   ]);
   const maxBase64 = Math.ceil(limits.maxUploadBytes / 3) * 4;
 

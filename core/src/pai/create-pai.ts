@@ -8,6 +8,7 @@ import type { RuntimeAgentDefinition } from "../runtime/definition-shapes.js";
 import { Engine } from "../runtime/engine.js";
 import type { PaiWorker, WorkerOptions } from "../runtime/run-worker.js";
 import type { RuntimeOptions, ScopeOption } from "../runtime/runtime-options.js";
+import { idProblem, MAX_STORED_ID_LENGTH } from "../service/client-id.js";
 import { createService } from "../service/create-service.js";
 import type { PaiService } from "../service/service-types.js";
 import type { ScheduleRow, ThreadRow } from "../state/rows.js";
@@ -220,7 +221,7 @@ export function createPai<
     trusted: {
       createThread: async (input) =>
         engine.createThread({
-          threadId: input.threadId ?? engine.generateId(),
+          threadId: input.threadId === undefined ? engine.generateId() : trustedThreadId(input.threadId),
           scope: input.scope,
           agentId: input.agentId ?? engine.defaultAgentId(),
           title: input.title ?? null,
@@ -301,3 +302,16 @@ export function createAgentRuntime<
 }
 
 export type { JsonObject };
+
+/** A server-chosen thread id: stored, so it has the limits of a stored client id. */
+function trustedThreadId(threadId: unknown): string {
+  if (typeof threadId !== "string" || threadId.length === 0 || threadId.length > MAX_STORED_ID_LENGTH) {
+    throw new PaiError(
+      "INVALID_INPUT",
+      `trusted.createThread: threadId must be a non-empty string of at most ${MAX_STORED_ID_LENGTH} characters.`,
+    );
+  }
+  const problem = idProblem(threadId);
+  if (problem) throw new PaiError("INVALID_INPUT", `trusted.createThread: threadId ${problem}`);
+  return threadId;
+}

@@ -11,10 +11,12 @@ export function userMessageRow(
   const messageId = message.id ?? generateId();
   // A blank text part says nothing, and some providers refuse an empty text block: a stored one
   // would fail every later run of the thread. The service refuses a message of blank parts only.
+  // Parts are rebuilt from the fields a user part may have: anything else a client put on them
+  // (provider metadata, a tool state) would be stored and reach the provider's request.
   const parts =
     "text" in message
       ? [{ type: "text", text: message.text }]
-      : message.parts.filter((part) => !isBlankTextPart(part));
+      : message.parts.filter((part) => !isBlankTextPart(part)).map(userPart);
   return {
     threadId,
     messageId,
@@ -49,6 +51,13 @@ export function notificationMessageRow(
       },
     },
   };
+}
+
+/** A checked user part (the service refused any other shape) with only its own fields. */
+function userPart(part: unknown): unknown {
+  const { type, text, mediaType, url, filename } = part as Record<string, unknown>;
+  if (type === "text") return { type, text };
+  return filename === undefined ? { type, mediaType, url } : { type, mediaType, url, filename };
 }
 
 /** A text part with nothing but whitespace in it. */

@@ -3,6 +3,7 @@ import { assertPlainKeys, type JsonObject } from "../json/json-value.js";
 import { isBlankTextPart } from "../runtime/message-rows.js";
 import type { RuntimeCommands } from "../runtime/runtime-commands.js";
 import type { ThreadSnapshot } from "../state/snapshot.js";
+import { idProblem, MAX_ID_LENGTH, MAX_STORED_ID_LENGTH } from "./client-id.js";
 import { fileUrlProblem } from "./file-url.js";
 import { guardService } from "./guard-service.js";
 import type { Scope } from "./identity.js";
@@ -56,7 +57,7 @@ function checkMessage(message: unknown): void {
     throw new PaiError("INVALID_INPUT", "message must be { text } or { parts }.");
   }
   const record = message as Record<string, unknown>;
-  if (record.id !== undefined) requireString(record.id, "message.id");
+  if (record.id !== undefined) requireId(record.id, "message.id", MAX_STORED_ID_LENGTH);
   if ("text" in record) {
     if (typeof record.text !== "string" || record.text.trim().length === 0 || record.text.length > MAX_TEXT) {
       throw new PaiError(
@@ -113,6 +114,23 @@ function failureOf(error: unknown): string | { message: string } {
   return typeof error === "string" ? error : { message };
 }
 
+/** An id a client sends: bounded, and exact (see `idProblem`). */
+function requireId(value: unknown, name: string, maxLength = MAX_ID_LENGTH): string {
+  if (typeof value !== "string" || value.length === 0 || value.length > maxLength) {
+    throw new PaiError(
+      "INVALID_INPUT",
+      `${name} must be a non-empty string of at most ${maxLength} characters.`,
+    );
+  }
+  const problem = idProblem(value);
+  if (problem) {
+    throw new PaiError("INVALID_INPUT", `${name} ${problem}`, {
+      issues: [{ path: [name], message: problem }],
+    });
+  }
+  return value;
+}
+
 function requireString(value: unknown, name: string): string {
   if (typeof value !== "string" || value.length === 0 || value.length > 512) {
     throw new PaiError("INVALID_INPUT", `${name} must be a non-empty string of at most 512 characters.`);
@@ -149,7 +167,7 @@ export function createService<TIdentity, TAgent = unknown>(
      */
     use: "check" | "caller" | "write" | "scope" = "check",
   ): Promise<{ snapshot: ThreadSnapshot; scope: Scope }> => {
-    const id = requireString(threadId, "threadId");
+    const id = requireId(threadId, "threadId");
     const scope = await scopeOf(identity);
     const snapshot =
       use === "caller"
@@ -201,7 +219,7 @@ export function createService<TIdentity, TAgent = unknown>(
         return engine.createThread({
           threadId: engine.generateId(),
           scope,
-          agentId: agentId === undefined ? engine.defaultAgentId() : requireString(agentId, "agentId"),
+          agentId: agentId === undefined ? engine.defaultAgentId() : requireId(agentId, "agentId"),
           title: checkedTitle,
           metadata: metadata == null ? null : jsonObject(metadata, "metadata"),
         });
@@ -293,7 +311,7 @@ export function createService<TIdentity, TAgent = unknown>(
         return engine.resolve({
           snapshot,
           threadId: snapshot.thread.threadId,
-          actionId: requireString(actionId, "actionId"),
+          actionId: requireId(actionId, "actionId"),
           identity,
           scope,
           kind: "submit",
@@ -309,7 +327,7 @@ export function createService<TIdentity, TAgent = unknown>(
         return engine.resolve({
           snapshot,
           threadId: snapshot.thread.threadId,
-          actionId: requireString(actionId, "actionId"),
+          actionId: requireId(actionId, "actionId"),
           identity,
           scope,
           kind: "cancel",
@@ -323,7 +341,7 @@ export function createService<TIdentity, TAgent = unknown>(
         return engine.resolve({
           snapshot,
           threadId: snapshot.thread.threadId,
-          actionId: requireString(actionId, "actionId"),
+          actionId: requireId(actionId, "actionId"),
           identity,
           scope,
           kind: "fail",
@@ -354,12 +372,12 @@ export function createService<TIdentity, TAgent = unknown>(
       async get({ identity, fileId }) {
         const scope = await scopeOf(identity);
         if (!engine.files) throw new PaiError("NOT_FOUND", `File ${fileId} was not found.`);
-        return engine.files.read({ scopeKey: scope.scopeKey, fileId: requireString(fileId, "fileId") });
+        return engine.files.read({ scopeKey: scope.scopeKey, fileId: requireId(fileId, "fileId") });
       },
       async head({ identity, fileId }) {
         const scope = await scopeOf(identity);
         if (!engine.files) throw new PaiError("NOT_FOUND", `File ${fileId} was not found.`);
-        return engine.files.head({ scopeKey: scope.scopeKey, fileId: requireString(fileId, "fileId") });
+        return engine.files.head({ scopeKey: scope.scopeKey, fileId: requireId(fileId, "fileId") });
       },
       async downloadUrl({ identity, fileId, expiresInSeconds }) {
         const scope = await scopeOf(identity);

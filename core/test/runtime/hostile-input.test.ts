@@ -49,6 +49,86 @@ describe("message ids chosen by the client", () => {
   });
 });
 
+describe("ids that storage would not compare exactly", () => {
+  // MySQL's binary collation pads with spaces: "m1" and "m1 " are one key there, so an id with
+  // whitespace at an end could name (and overwrite) another row. Refused on every storage.
+  it("refuses ids with whitespace at either end or control characters, and message ids longer than 191", async () => {
+    const t = await createTestRuntime({ agent: defineAgent({ tools: {} }), model: [chatty] });
+    const threadId = await t.createThread();
+    const send = (id: string) =>
+      rejection(t.pai.service.threads.send({ identity: t.identity, threadId, message: { id, text: "hi" } }));
+    for (const id of ["m1 ", " m1", "m1\t", "m\u0001x"]) expect((await send(id)).code).toBe("INVALID_INPUT");
+    expect((await send("m".repeat(192))).message).toContain("at most 191 characters");
+    for (const alias of [`${threadId} `, `${threadId}\n`]) {
+      const error = await rejection(t.pai.service.threads.get({ identity: t.identity, threadId: alias }));
+      expect(error.code).toBe("INVALID_INPUT");
+    }
+    const action = await rejection(
+      t.pai.service.actions.submit({ identity: t.identity, threadId, actionId: "a ", payload: {} }),
+    );
+    expect(action.code).toBe("INVALID_INPUT");
+    expect((await t.snapshot(threadId)).messages).toEqual([]);
+    // 191 characters, inner spaces and punctuation are fine.
+    await t.pai.service.threads.send({
+      identity: t.identity,
+      threadId,
+      message: { id: `a b:c/${"d".repeat(185)}`, text: "hi" },
+    });
+    await t.waitForIdle(threadId);
+    expect((await t.snapshot(threadId)).messages[0]?.messageId).toHaveLength(191);
+    const trusted = await rejection(
+      t.pai.trusted.createThread({ threadId: "t1 ", scope: { scopeKey: t.identity.scopeKey } } as never),
+    );
+    expect(trusted.code).toBe("INVALID_INPUT");
+    await t.close();
+  });
+});
+
+describe("fields a client adds to message parts", () => {
+  it("are not stored: a part keeps only the fields a user part has", async () => {
+    const t = await createTestRuntime({ agent: defineAgent({ tools: {} }), model: [chatty] });
+    const threadId = await t.createThread();
+    const injected = {
+      providerMetadata: {
+        openaiCompatible: { type: "image_url", image_url: { url: "https://x.example/p.png" } },
+      },
+      state: "streaming",
+      evil: { nested: true },
+    };
+    await t.pai.service.threads.send({
+      identity: t.identity,
+      threadId,
+      message: {
+        parts: [
+          { type: "text", text: "hello", ...injected },
+          {
+            type: "file",
+            mediaType: "image/png",
+            url: "https://files.example/a.png",
+            filename: "a.png",
+            ...injected,
+          },
+          { type: "file", mediaType: "image/png", url: "https://files.example/b.png", ...injected },
+        ],
+      } as never,
+    });
+    await t.waitForIdle(threadId);
+    const stored = (await t.snapshot(threadId)).messages.find((message) => message.role === "user");
+    expect(stored?.message.parts).toEqual([
+      { type: "text", text: "hello" },
+      { type: "file", mediaType: "image/png", url: "https://files.example/a.png", filename: "a.png" },
+      { type: "file", mediaType: "image/png", url: "https://files.example/b.png" },
+    ]);
+    // Nor do they reach the provider's prompt.
+    const prompt = JSON.stringify(
+      (t.model as unknown as { calls: Array<{ prompt: unknown }> }).calls[0]?.prompt,
+    );
+    expect(prompt).not.toContain("image_url");
+    expect(prompt).not.toContain("evil");
+    await t.close();
+  });
+});
+
 describe("blank text parts", () => {
   it("refuses a message of blank text parts and stores a file without the blank text beside it", async () => {
     const t = await createTestRuntime({ agent: defineAgent({ tools: {} }), model: [chatty] });

@@ -9,8 +9,10 @@ import { DEFAULT_PAI_ROUTER_LIMITS } from "../src/index.js";
 import { createPaiSchemas } from "../src/schemas.js";
 import { type HostUser, type RunningHost, startHost, transportFor } from "./host-app.js";
 
-// File parts over tRPC: only https:, http: and data: URLs pass the router's input schema
-// (BAD_REQUEST, 400, before the service runs), and an accepted URL reaches the model as it is.
+// What a message may carry over tRPC. File parts: only https:, http: and data: URLs pass the
+// router's input schema (BAD_REQUEST, 400, before the service runs), and an accepted URL reaches
+// the model as it is. Ids: exact (no whitespace at either end, no control characters), and a
+// stored one fits every storage's id column.
 
 const alice: HostUser = { userId: "alice", scopeKey: "acme" };
 
@@ -126,5 +128,27 @@ describe("file part URLs over tRPC", () => {
     expect(send("data:text/plain;base64,aGk=")).toBe(true);
     expect(send(`data:text/plain;base64,${"A".repeat(64)}`)).toBe(false);
     expect(send("vbscript:msgbox(1)")).toBe(false);
+  });
+});
+
+describe("ids over tRPC", () => {
+  it("answers 400 for ids with whitespace at either end or control characters, and for message ids over 191", async () => {
+    const { raw, service } = await start();
+    const thread = await service.threads.create({ identity: alice });
+    const threadId = thread.threadId;
+    const attempts = [
+      () => raw.query("pai.threads.get", { threadId: `${threadId} ` }),
+      () => raw.mutation("pai.threads.send", { threadId, message: { id: "m1 ", text: "hi" } }),
+      () => raw.mutation("pai.threads.send", { threadId, message: { id: "m\u0000", text: "hi" } }),
+      () => raw.mutation("pai.threads.send", { threadId, message: { id: "m".repeat(192), text: "hi" } }),
+      () => raw.mutation("pai.actions.submit", { threadId, actionId: " a", payload: {} }),
+    ];
+    for (const [index, attempt] of attempts.entries()) {
+      const error = await rejection(attempt());
+      if (!isTRPCClientError(error)) throw error;
+      const data = error.data as { code?: string; httpStatus?: number };
+      expect([index, data.code, data.httpStatus]).toEqual([index, "BAD_REQUEST", 400]);
+    }
+    expect((await service.threads.get({ identity: alice, threadId })).messages).toEqual([]);
   });
 });
