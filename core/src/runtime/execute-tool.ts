@@ -159,7 +159,9 @@ async function readResult(
   });
   if (isFailResult(raw)) return error(toolFailureDetails(raw.message).message);
   if (isSuspendResult(raw)) {
-    const point = tool.config.suspend?.[raw.name];
+    const points = tool.config.suspend;
+    // Own points only: `ctx.suspend("constructor")` must not find an Object.prototype member.
+    const point = points && Object.hasOwn(points, raw.name) ? points[raw.name] : undefined;
     if (!point)
       return error(`Tool ${toolName} tried to suspend at "${raw.name}", which it does not declare.`);
     try {

@@ -12,7 +12,7 @@ import {
 } from "../state/deciders/call-deciders.js";
 import type { RunRow } from "../state/rows.js";
 import type { ThreadSnapshot } from "../state/snapshot.js";
-import type { RuntimeAgentDefinition } from "./definition-shapes.js";
+import type { RuntimeAgentDefinition, RuntimeToolRegistration } from "./definition-shapes.js";
 import { type ModelCallPart, streamModelCall } from "./model-call.js";
 import type { RequestContext } from "./request-context.js";
 import type { Committed } from "./run-writer.js";
@@ -84,7 +84,7 @@ export async function modelStep(
     download: rt.options.download,
   });
   const { collected, toolCalls, streamError } = await collectStream(stream, {
-    isRegistered: (name) => Boolean(agent.tools[name]),
+    isRegistered: (name) => registrationOf(agent, name) !== undefined,
     onDelta: (kind, delta, blockId) =>
       live({
         type: "live",
@@ -114,7 +114,7 @@ export async function modelStep(
     });
   }
   const route = (toolName: string): ToolRoute => {
-    const registration = agent.tools[toolName];
+    const registration = registrationOf(agent, toolName);
     if (registration) return registration.tool.execute ? "execute" : "output";
     return run.clientTools.some((tool) => tool.name === toolName) ? "client" : "unknown";
   };
@@ -178,7 +178,7 @@ function outputDeadlines(
   for (const item of collected) {
     if (item.kind !== "tool" || item.errorText !== undefined || step.route(item.toolName) !== "output")
       continue;
-    const config = step.agent.tools[item.toolName]?.tool.config;
+    const config = registrationOf(step.agent, item.toolName)?.tool.config;
     const declared: unknown = config && "deadline" in config ? config.deadline : undefined;
     if (declared === undefined) continue;
     const { toolCallId, toolName } = item;
@@ -213,6 +213,17 @@ function outputDeadlines(
   return deadlines;
 }
 
+/**
+ * The agent's own registration of `toolName`. Tool names come from models and clients, so a
+ * name such as `constructor` or `toString` must never find an inherited `Object.prototype` member.
+ */
+function registrationOf(
+  agent: Pick<RuntimeAgentDefinition, "tools">,
+  toolName: string,
+): RuntimeToolRegistration | undefined {
+  return Object.hasOwn(agent.tools, toolName) ? agent.tools[toolName] : undefined;
+}
+
 async function prepareTools(
   run: RunRow,
   agent: RuntimeAgentDefinition,
@@ -234,7 +245,7 @@ async function prepareTools(
     } as ToolSet[string];
   }
   for (const clientTool of run.clientTools) {
-    if (modelTools[clientTool.name] || agent.tools[clientTool.name]) continue;
+    if (Object.hasOwn(modelTools, clientTool.name) || Object.hasOwn(agent.tools, clientTool.name)) continue;
     modelTools[clientTool.name] = {
       description: clientTool.description,
       inputSchema: jsonSchema(clientTool.inputSchema as never),

@@ -127,7 +127,8 @@ async function finishAnswer(
   const threadId = snapshot.thread.threadId;
   const runId = action.runId;
   const agent = rt.agent(snapshot.thread.agentId).definition;
-  const registration = agent.tools[action.toolName];
+  // Own registrations only: a client tool named `constructor` has none (no `onOutput` to run).
+  const registration = Object.hasOwn(agent.tools, action.toolName) ? agent.tools[action.toolName] : undefined;
   const args = await origin.request.resolverArgs();
   const call = { toolName: action.toolName, toolCallId: action.toolCallId, input: origin.callInput, args };
   const release = rt.store.hold(threadId);

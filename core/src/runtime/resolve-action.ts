@@ -70,7 +70,8 @@ export async function resolveAction(
   }
   const agentEntry = rt.agent(snapshot.thread.agentId);
   const agent = agentEntry.definition;
-  const registration = agent.tools[action.toolName];
+  // Own registrations only: a client tool named `constructor` must not find Object.prototype's.
+  const registration = Object.hasOwn(agent.tools, action.toolName) ? agent.tools[action.toolName] : undefined;
   const run = snapshot.runs.find((candidate) => candidate.runId === action.runId)!;
   const request = new RequestContext(
     agent,
@@ -204,8 +205,11 @@ function submitSchema(
   registration: RuntimeToolRegistration | undefined,
   clientTool: ClientToolSnapshot | undefined,
 ) {
-  if (action.kind === "suspend")
-    return registration?.tool.config.suspend?.[action.suspendName ?? ""]?.resumeSchema;
+  if (action.kind === "suspend") {
+    const points = registration?.tool.config.suspend;
+    const name = action.suspendName ?? "";
+    return points && Object.hasOwn(points, name) ? points[name]?.resumeSchema : undefined;
+  }
   if (registration) return registration.tool.config.outputSchema;
   return clientTool?.outputSchema ? validatingJsonSchema(clientTool.outputSchema) : undefined;
 }
