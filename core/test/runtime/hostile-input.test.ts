@@ -77,7 +77,7 @@ describe("ids that storage would not compare exactly", () => {
     await t.waitForIdle(threadId);
     expect((await t.snapshot(threadId)).messages[0]?.messageId).toHaveLength(191);
     const trusted = await rejection(
-      t.pai.trusted.createThread({ threadId: "t1 ", scope: { scopeKey: t.identity.scopeKey } } as never),
+      t.pai.trusted.createThread({ threadId: "t1 ", scope: { scopeKey: "acme" } } as never),
     );
     expect(trusted.code).toBe("INVALID_INPUT");
     await t.close();
