@@ -7,3 +7,5 @@ export type { PaiActionData, RunChunksOptions } from "./server/run-chunks.js";
 export { RunChunks } from "./server/run-chunks.js";
 export type { ChatChunk } from "./server/stream-run.js";
 export { streamRun } from "./server/stream-run.js";
+export type { PaiChatLimits } from "./wire.js";
+export { DEFAULT_PAI_CHAT_LIMITS } from "./wire.js";

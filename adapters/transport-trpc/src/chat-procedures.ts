@@ -1,8 +1,10 @@
+import { idProblem, MAX_STORED_ID_LENGTH } from "@pai/core/protocol";
 import { type inferProcedureBuilderResolverOptions, TRPCError, tracked } from "@trpc/server";
 import { z } from "zod";
+import { boundedInputError } from "./bounded-input-error.js";
 import type { PaiBaseProcedure } from "./create-pai-router.js";
 import { toTrpcError } from "./errors.js";
-import type { createPaiSchemas } from "./schemas.js";
+import { type createPaiSchemas, DEFAULT_PAI_ROUTER_LIMITS, type PaiRouterLimits } from "./schemas.js";
 
 /**
  * The AI SDK chat protocol as tRPC procedures: `send` and `resume` stream UI message chunks,
@@ -18,7 +20,11 @@ import type { createPaiSchemas } from "./schemas.js";
  * stream resumes after (`resume({ lastEventId })`).
  */
 export type PaiChatStreams<TIdentity> = {
-  parse(raw: unknown): unknown;
+  /**
+   * Validates a chat body within the router's limits (a version that takes no limits applies its
+   * own; the router checks its limits on the parsed body either way).
+   */
+  parse(raw: unknown, limits?: PaiChatParseLimits): unknown;
   post(input: {
     identity: TIdentity;
     body: never;
@@ -42,6 +48,48 @@ export type PaiChatStreams<TIdentity> = {
   }): Promise<{ messages: unknown[]; version: number }>;
 };
 
+/** The router limits a chat body is held to. */
+export type PaiChatParseLimits = Pick<
+  PaiRouterLimits,
+  "maxIdLength" | "maxMessageParts" | "maxClientTools" | "maxJsonSize" | "maxJsonDepth"
+>;
+
+/**
+ * The router's limits on a parsed chat body, as `threads.send` and `actions.*` check them: ids,
+ * parts and client tools. (Its JSON values are bounded by the `chat.send` input schema.)
+ */
+function parsedBodySchema(limits: PaiRouterLimits) {
+  const exactId = (value: string, ctx: z.RefinementCtx) => {
+    const problem = idProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  };
+  const id = z.string().min(1).max(limits.maxIdLength).superRefine(exactId);
+  // A message id is stored: no longer than the shortest id column of any storage (MySQL's).
+  const messageId = z
+    .string()
+    .min(1)
+    .max(Math.min(limits.maxIdLength, MAX_STORED_ID_LENGTH))
+    .superRefine(exactId);
+  return z.object({
+    threadId: id,
+    message: z
+      .object({ id: messageId.optional(), parts: z.array(z.unknown()).max(limits.maxMessageParts) })
+      .optional(),
+    answers: z
+      .array(
+        z.object({
+          toolCallId: id.optional(),
+          approvalId: id.optional(),
+          actionId: id.optional(),
+          name: z.string().min(1).max(limits.maxIdLength).optional(),
+          idempotencyKey: id.optional(),
+        }),
+      )
+      .optional(),
+    clientTools: z.array(z.unknown()).max(limits.maxClientTools).optional(),
+  });
+}
+
 /**
  * A chunk id names the run and what the client holds of its message (live text blocks included),
  * so it outgrows the 32 characters the version ids of other subscriptions get.
@@ -51,6 +99,8 @@ const lastEventId = z.string().min(1).max(4096);
 export function createChatProcedures<TContext, TMeta, TContextOverrides, TErrorShape, TIdentity>(options: {
   procedure: PaiBaseProcedure<TContext, TMeta, TContextOverrides, TErrorShape>;
   schemas: ReturnType<typeof createPaiSchemas>["chat"];
+  /** The router's limits; the chat body is held to them as `threads.send` is. Default `DEFAULT_PAI_ROUTER_LIMITS`. */
+  limits?: PaiRouterLimits;
   chat: PaiChatStreams<TIdentity> | undefined;
   identity: (
     ctx: inferProcedureBuilderResolverOptions<
@@ -60,6 +110,24 @@ export function createChatProcedures<TContext, TMeta, TContextOverrides, TErrorS
   onInternalError?: (error: unknown, info: { path: string; correlationId: string }) => void;
 }) {
   const { procedure, schemas } = options;
+  const limits = options.limits ?? DEFAULT_PAI_ROUTER_LIMITS;
+  const parseLimits: PaiChatParseLimits = {
+    maxIdLength: limits.maxIdLength,
+    maxMessageParts: limits.maxMessageParts,
+    maxClientTools: limits.maxClientTools,
+    maxJsonSize: limits.maxJsonSize,
+    maxJsonDepth: limits.maxJsonDepth,
+  };
+  const bodyLimits = parsedBodySchema(limits);
+  /** The chat body, validated by the streams and then held to the router's limits. */
+  const parse = <T>(raw: unknown): T => {
+    const body = streams().parse(raw, parseLimits);
+    const checked = bodyLimits.safeParse(body);
+    if (!checked.success) {
+      throw boundedInputError(new TRPCError({ code: "BAD_REQUEST", cause: checked.error }));
+    }
+    return body as T;
+  };
   const resumeInput = schemas.resume.extend({ lastEventId: lastEventId.optional() });
   const report = (path: string) => (cause: unknown, correlationId: string) =>
     options.onInternalError?.(cause, { path, correlationId });
@@ -118,12 +186,12 @@ export function createChatProcedures<TContext, TMeta, TContextOverrides, TErrorS
       if (last !== undefined) {
         const parsed = lastEventId.safeParse(last);
         if (!parsed.success) throw new TRPCError({ code: "BAD_REQUEST", message: "Invalid lastEventId." });
-        const body = await call("chat.send", ctx, async () => streams().parse(raw) as { threadId: string });
+        const body = await call("chat.send", ctx, async () => parse<{ threadId: string }>(raw));
         yield* resumed("chat.send", ctx, { threadId: body.threadId, lastEventId: parsed.data }, signal);
         return;
       }
       const result = await call("chat.send", ctx, (identity) =>
-        streams().post({ identity, body: streams().parse(raw) as never, ...(signal ? { signal } : {}) }),
+        streams().post({ identity, body: parse<never>(raw), ...(signal ? { signal } : {}) }),
       );
       if (result.type === "answered") return;
       yield* chunks("chat.send", result.stream, signal);

@@ -237,6 +237,7 @@ export function createPaiRouter<
     chat: createChatProcedures({
       procedure,
       schemas: schemas.chat,
+      limits,
       chat: options.chat,
       identity: options.identity,
       ...(options.onInternalError ? { onInternalError: options.onInternalError } : {}),

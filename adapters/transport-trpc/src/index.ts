@@ -1,3 +1,4 @@
+export type { PaiChatParseLimits } from "./chat-procedures.js";
 export type {
   ClientActionResult,
   ClientViewEvent,

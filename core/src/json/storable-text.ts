@@ -18,32 +18,63 @@ export function isUnstorableText(text: string): boolean {
  * The path of the first string (value or key) in `value` that no storage can keep, or null.
  * Walks plain objects and arrays only (bytes, streams and class instances are not text), without
  * recursion, so a hostile nesting cannot overflow the stack before the depth limit refuses it.
+ * The walk keeps one frame per open container (at most `MAX_WALK_DEPTH`) and builds a path only
+ * for the offender it returns, so it costs time linear in the value's size and memory linear in
+ * its depth, however wide each level is.
  */
 export function findUnstorableText(
   value: unknown,
   skipKeys: ReadonlySet<string> = new Set(),
 ): Array<string | number> | null {
-  const stack: Array<{ value: unknown; path: Array<string | number> }> = [{ value, path: [] }];
-  while (stack.length > 0) {
-    const { value: current, path } = stack.pop() as { value: unknown; path: Array<string | number> };
-    if (typeof current === "string") {
-      if (isUnstorableText(current)) return path;
-      continue;
-    }
-    if (current === null || typeof current !== "object" || path.length >= MAX_WALK_DEPTH) continue;
+  // A container being walked: its entries (by index, or by its own keys) and the next to visit.
+  type Frame = { container: unknown; keys: string[] | null; length: number; next: number };
+  const frames: Frame[] = [];
+  /** The path of the entry each open frame is at, then `last`. */
+  const pathTo = (last?: string): Array<string | number> => {
+    const path: Array<string | number> = frames.map((frame) =>
+      frame.keys ? (frame.keys[frame.next - 1] as string) : frame.next - 1,
+    );
+    if (last !== undefined) path.push(last);
+    return path;
+  };
+  /** Opens a container for the walk; returns the path of an unstorable key it holds, else null. */
+  const open = (current: unknown): Array<string | number> | null => {
+    if (current === null || typeof current !== "object" || frames.length >= MAX_WALK_DEPTH) return null;
     if (Array.isArray(current)) {
-      for (let index = current.length - 1; index >= 0; index--) {
-        stack.push({ value: current[index], path: [...path, index] });
-      }
-      continue;
+      frames.push({ container: current, keys: null, length: current.length, next: 0 });
+      return null;
     }
     const prototype = Object.getPrototypeOf(current);
-    if (prototype !== Object.prototype && prototype !== null) continue;
-    for (const key of Object.keys(current).reverse()) {
-      if (path.length === 0 && skipKeys.has(key)) continue;
-      if (isUnstorableText(key)) return [...path, key];
-      stack.push({ value: (current as Record<string, unknown>)[key], path: [...path, key] });
+    if (prototype !== Object.prototype && prototype !== null) return null;
+    let keys = Object.keys(current);
+    if (frames.length === 0 && skipKeys.size > 0) keys = keys.filter((key) => !skipKeys.has(key));
+    // Keys are checked before any entry, the last offending key first.
+    for (let index = keys.length - 1; index >= 0; index--) {
+      if (isUnstorableText(keys[index] as string)) return pathTo(keys[index]);
     }
+    frames.push({ container: current, keys, length: keys.length, next: 0 });
+    return null;
+  };
+
+  if (typeof value === "string") return isUnstorableText(value) ? [] : null;
+  const refusedKey = open(value);
+  if (refusedKey) return refusedKey;
+  while (frames.length > 0) {
+    const frame = frames[frames.length - 1] as Frame;
+    if (frame.next >= frame.length) {
+      frames.pop();
+      continue;
+    }
+    const index = frame.next++;
+    const entry = frame.keys
+      ? (frame.container as Record<string, unknown>)[frame.keys[index] as string]
+      : (frame.container as unknown[])[index];
+    if (typeof entry === "string") {
+      if (isUnstorableText(entry)) return pathTo();
+      continue;
+    }
+    const found = open(entry);
+    if (found) return found;
   }
   return null;
 }

@@ -1,6 +1,20 @@
-import { type ActionRow, PaiError, type PaiErrorCode, type PaiService, type ThreadSnapshot } from "@pai/core";
+import {
+  type ActionRow,
+  PAI_ERROR_HTTP_STATUS,
+  PaiError,
+  type PaiService,
+  type ThreadSnapshot,
+} from "@pai/core";
+import { MAX_STORED_ID_LENGTH } from "@pai/core/protocol";
 import { createUIMessageStreamResponse, type UIMessage, type UIMessageChunk } from "ai";
-import { type ChatAnswer, type ChatRequestBody, chatRequestSchema } from "../wire.js";
+import {
+  type ChatAnswer,
+  type ChatRequestBody,
+  chatRequestSchema,
+  createChatRequestSchema,
+  DEFAULT_PAI_CHAT_LIMITS,
+  type PaiChatLimits,
+} from "../wire.js";
 import { chatMessages } from "./chat-messages.js";
 import { type ChatChunk, streamRun } from "./stream-run.js";
 
@@ -24,15 +38,12 @@ export type PaiChatHandlerOptions<TIdentity> = {
   identity: (request: Request) => TIdentity | Promise<TIdentity>;
   /** Largest accepted request body, in bytes. Default 1 MiB. */
   maxBodyBytes?: number;
-};
-
-const STATUS: Partial<Record<PaiErrorCode, number>> = {
-  INVALID_INPUT: 400,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  TOOL_DISABLED: 409,
-  MIGRATION_REQUIRED: 409,
+  /**
+   * Bounds of the request's ids, parts, client tools and JSON values; unset ones use the defaults
+   * of `createPaiRouter` (ids: 200 characters but never more than 191, 64 parts, 32 client tools,
+   * JSON values of 256 KiB and 64 levels).
+   */
+  limits?: Partial<PaiChatLimits>;
 };
 
 export function createPaiChatHandler<TIdentity>(
@@ -40,6 +51,7 @@ export function createPaiChatHandler<TIdentity>(
 ): (request: Request) => Promise<Response> {
   const chat = createChatStreams(options.pai);
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const limits: PaiChatLimits = { ...DEFAULT_PAI_CHAT_LIMITS, ...options.limits };
   return async (request) => {
     let identity: TIdentity;
     try {
@@ -63,7 +75,7 @@ export function createPaiChatHandler<TIdentity>(
         return stream ? streamResponse(stream) : new Response(null, { status: 204 });
       }
       if (request.method === "POST") {
-        const body = parseChatRequest(await readBody(request, maxBodyBytes));
+        const body = parseChatRequest(await readBody(request, maxBodyBytes), limits);
         const result = await chat.post({ identity, body, signal: request.signal });
         return result.type === "answered"
           ? Response.json({ answered: result.answered })
@@ -72,7 +84,7 @@ export function createPaiChatHandler<TIdentity>(
       return errorResponse(405, "METHOD_NOT_ALLOWED", "Use POST to send or answer, GET to resume.");
     } catch (error) {
       if (PaiError.isInstance(error)) {
-        return errorResponse(STATUS[error.code] ?? 500, error.code, error.message);
+        return errorResponse(PAI_ERROR_HTTP_STATUS[error.code] ?? 500, error.code, error.message);
       }
       // The service already turns unexpected errors into a redacted INTERNAL PaiError.
       return errorResponse(500, "INTERNAL", "The request failed.");
@@ -101,8 +113,11 @@ export function createChatStreams<TIdentity>(pai: ChatPai<TIdentity>) {
     since?: number;
     signal?: AbortSignal;
   }): Promise<AsyncGenerator<ChatChunk> | null> {
-    if (input.threadId.length === 0 || input.threadId.length > 512) {
-      throw new PaiError("INVALID_INPUT", "threadId is required (at most 512 characters).");
+    if (input.threadId.length === 0 || input.threadId.length > MAX_STORED_ID_LENGTH) {
+      throw new PaiError(
+        "INVALID_INPUT",
+        `threadId is required (at most ${MAX_STORED_ID_LENGTH} characters).`,
+      );
     }
     const base = await service.threads.get({ identity: input.identity, threadId: input.threadId });
     if (input.lastEventId !== undefined) {
@@ -301,8 +316,11 @@ export function createChatStreams<TIdentity>(pai: ChatPai<TIdentity>) {
     identity: TIdentity;
     threadId: string;
   }): Promise<{ messages: UIMessage[]; version: number }> {
-    if (input.threadId.length === 0 || input.threadId.length > 512) {
-      throw new PaiError("INVALID_INPUT", "threadId is required (at most 512 characters).");
+    if (input.threadId.length === 0 || input.threadId.length > MAX_STORED_ID_LENGTH) {
+      throw new PaiError(
+        "INVALID_INPUT",
+        `threadId is required (at most ${MAX_STORED_ID_LENGTH} characters).`,
+      );
     }
     const base = await service.threads.get({ identity: input.identity, threadId: input.threadId });
     return {
@@ -379,14 +397,27 @@ async function readBody(request: Request, maxBytes: number): Promise<unknown> {
   }
 }
 
-/** Validates a chat request; messages name at most five problems, never echoing the input. */
-export function parseChatRequest(raw: unknown): ChatRequestBody {
-  const parsed = chatRequestSchema.safeParse(raw);
+const schemas = new WeakMap<object, typeof chatRequestSchema>();
+
+/**
+ * Validates a chat request within `limits` (unset ones: `createPaiRouter`'s defaults), bounding
+ * every JSON value in it before anything else walks it. Messages name at most five problems, never
+ * echoing the input; the error's `issues` carry their paths.
+ */
+export function parseChatRequest(raw: unknown, limits?: Partial<PaiChatLimits>): ChatRequestBody {
+  let schema = chatRequestSchema;
+  if (limits) {
+    schema = schemas.get(limits) ?? createChatRequestSchema({ ...DEFAULT_PAI_CHAT_LIMITS, ...limits });
+    schemas.set(limits, schema);
+  }
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) {
-    const issues = parsed.error.issues
-      .slice(0, 5)
-      .map((issue) => `${issue.path.join(".") || "body"}: ${issue.message}`);
-    throw new PaiError("INVALID_INPUT", `Invalid chat request: ${issues.join("; ")}`);
+    const issues = parsed.error.issues.slice(0, 5).map((issue) => ({
+      message: issue.message,
+      path: issue.path.map((segment) => (typeof segment === "number" ? segment : String(segment))),
+    }));
+    const summary = issues.map((issue) => `${issue.path.join(".") || "body"}: ${issue.message}`);
+    throw new PaiError("INVALID_INPUT", `Invalid chat request: ${summary.join("; ")}`, { issues });
   }
   return parsed.data;
 }
