@@ -1,5 +1,5 @@
 import { type JsonObject, type JsonValue, normalizeJson, PaiError } from "@pai/core";
-import { fileUrlProblem, idProblem, MAX_STORED_ID_LENGTH } from "@pai/core/protocol";
+import { fileUrlProblem, idProblem, MAX_STORED_ID_LENGTH, mediaTypeProblem } from "@pai/core/protocol";
 import { z } from "zod";
 import { BASE64_PATTERN } from "./base64.js";
 
@@ -111,11 +111,15 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
     const problem = fileUrlProblem(value);
     if (problem) ctx.addIssue({ code: "custom", message: `url ${problem}` });
   });
+  const mediaType = z.string().superRefine((value, ctx) => {
+    const problem = mediaTypeProblem(value);
+    if (problem) ctx.addIssue({ code: "custom", message: `mediaType ${problem}` });
+  });
   const messagePart = z.discriminatedUnion("type", [
     z.strictObject({ type: z.literal("text"), text }),
     z.strictObject({
       type: z.literal("file"),
-      mediaType: z.string().min(1).max(255),
+      mediaType,
       url: fileUrl,
       filename: z.string().max(1024).optional(),
     }),
@@ -204,10 +208,7 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
       upload: z.strictObject({
         threadId: id.nullish(),
         filename: z.string().min(1).max(1024),
-        mediaType: z
-          .string()
-          .max(255)
-          .regex(/^[\w.+-]+\/[\w.+-]+(;.*)?$/, "mediaType must look like type/subtype."),
+        mediaType,
         // Over-limit bodies pass unchecked so the resolver answers PAYLOAD_TOO_LARGE (a schema
         // failure would be a generic BAD_REQUEST) without running the pattern over them.
         body: z

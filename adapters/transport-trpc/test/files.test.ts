@@ -315,6 +315,16 @@ describe.each(providers)("files over tRPC with $name", (provider) => {
       const file = await client.files.upload({ file: new Uint8Array([1, 2]), filename: "ok", mediaType });
       expect(file.mediaType).toBe(mediaType);
     }
+    // A media type is copied into Content-Type headers: no control characters in its parameters.
+    for (const mediaType of ["text/csv; x=\u0001", "text/csv;\r\nX-Injected: 1", "text/csv\t"]) {
+      const refused = await rejection(
+        raw.pai.files.upload.mutate({ filename: "a.csv", mediaType, body: "QQ==" }),
+      );
+      expect(trpcStatus(refused), JSON.stringify(mediaType)).toEqual({
+        code: "BAD_REQUEST",
+        httpStatus: 400,
+      });
+    }
   });
 });
 

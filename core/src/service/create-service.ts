@@ -7,6 +7,7 @@ import { idProblem, MAX_ID_LENGTH, MAX_STORED_ID_LENGTH } from "./client-id.js";
 import { fileUrlProblem } from "./file-url.js";
 import { guardService } from "./guard-service.js";
 import type { Scope } from "./identity.js";
+import { mediaTypeProblem } from "./media-type.js";
 import type { PaiService } from "./service-types.js";
 import { watchThread } from "./watch-thread.js";
 
@@ -77,7 +78,7 @@ function checkMessage(message: unknown): void {
     if (
       part?.type === "file" &&
       typeof part.mediaType === "string" &&
-      part.mediaType.length <= 255 &&
+      mediaTypeProblem(part.mediaType) === null &&
       typeof part.url === "string" &&
       part.url.length <= MAX_TEXT &&
       (part.filename === undefined || (typeof part.filename === "string" && part.filename.length <= 1024))
@@ -112,6 +113,12 @@ function failureOf(error: unknown): string | { message: string } {
     );
   }
   return typeof error === "string" ? error : { message };
+}
+
+function requireMediaType(value: unknown): string {
+  const problem = typeof value === "string" ? mediaTypeProblem(value) : "must be a string.";
+  if (problem) throw new PaiError("INVALID_INPUT", `mediaType ${problem}`);
+  return value as string;
 }
 
 /** An id a client sends: bounded, and exact (see `idProblem`). */
@@ -363,7 +370,7 @@ export function createService<TIdentity, TAgent = unknown>(
           userKey: scope.userKey ?? null,
           threadId: threadId ?? null,
           body,
-          mediaType: requireString(mediaType, "mediaType"),
+          mediaType: requireMediaType(mediaType),
           filename: requireString(filename, "filename"),
           ...(size !== undefined ? { size } : {}),
           ...(metadata ? { metadata: jsonObject(metadata, "metadata") } : {}),

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
 import { createPai, defineAgent, PaiError, type RuntimeErrorReport } from "@pai/core";
 import { type ScriptedModel, scriptedModel } from "@pai/core/testing";
-import { memoryStorage } from "@pai/storage-memory";
+import { memoryFiles, memoryStorage } from "@pai/storage-memory";
 import type { Experimental_DownloadFunction } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTestRuntime } from "../support/test-runtime.js";
@@ -208,6 +208,36 @@ describe("file part URL schemes", () => {
       }
       // Nothing was written: no message, no run.
       expect(await service.threads.get({ identity: runtime.identity, threadId })).toEqual(before);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it("refuses a file part or an upload whose media type holds control characters or is not type/subtype", async () => {
+    const runtime = await createTestRuntime({ agent, model: [], files: memoryFiles() });
+    try {
+      const threadId = await runtime.createThread();
+      const service = runtime.pai.service;
+      for (const mediaType of ["text/plain; x=\u0001", "text/plain\r\nX-Injected: 1", "plain", ""]) {
+        const sent = await rejection(
+          service.threads.send({
+            identity: runtime.identity,
+            threadId,
+            message: { parts: [{ type: "file", mediaType, url: "https://files.example/a.txt" }] },
+          }),
+        );
+        expect([mediaType, sent.code]).toEqual([mediaType, "INVALID_INPUT"]);
+        const uploaded = await rejection(
+          service.files.upload({
+            identity: runtime.identity,
+            threadId,
+            filename: "a.txt",
+            mediaType,
+            body: new Uint8Array([65]),
+          } as never),
+        );
+        expect([mediaType, uploaded.code]).toEqual([mediaType, "INVALID_INPUT"]);
+      }
     } finally {
       await runtime.close();
     }
