@@ -34,6 +34,8 @@ export type Execution =
   /** A child call's hook threw: the run fails. */
   | HookFailure;
 
+const NEVER_ABORTED = new AbortController().signal;
+
 export async function executeTool(
   rt: RuntimeCore,
   call: {
@@ -54,8 +56,9 @@ export async function executeTool(
   const args = await request.resolverArgs();
   const signal = request.signal;
   const acquired: Array<() => Promise<void>> = [];
-  // Closes the children's handles (`ctx.tools`) when this invocation finishes.
-  const invocation = new AbortController();
+  // Closes the children's handles (`ctx.tools`) when this invocation finishes; a tool without
+  // children has none to close.
+  const invocation = tool.tools ? new AbortController() : undefined;
   let childHookFailure: HookFailure | undefined;
   // A tool's own throw that is a PaiError is a deliberate message; anything else around it is reported.
   const failed = (error: unknown, fromTool: boolean): Execution => {
@@ -92,7 +95,7 @@ export async function executeTool(
         rt.trigger({ threadId, scope: request.scope, identity: request.identity, ...triggerInput }),
     };
     const tools = await buildChildTools(tool, {
-      closed: invocation.signal,
+      closed: invocation?.signal ?? NEVER_ABORTED,
       request,
       parentContext: context,
       parent: { toolName, toolCallId },
@@ -140,7 +143,7 @@ export async function executeTool(
     if (childHookFailure) return childHookFailure;
     return failed(error, false);
   } finally {
-    invocation.abort(new Error(`The call of ${toolName} finished.`));
+    invocation?.abort(new Error(`The call of ${toolName} finished.`));
     for (const done of acquired) {
       await done().catch((error) => rt.reportError({ error, phase: "hook", threadId, runId }));
     }
