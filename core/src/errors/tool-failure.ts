@@ -9,6 +9,8 @@ export type ToolFailureDetails = { code: "tool_failed"; message: string };
  * so an app rendering or logging failures agrees with them.
  */
 export function toolFailureDetails(failure: ToolFailure): ToolFailureDetails {
-  const message = typeof failure === "string" ? failure.trim() : "";
-  return { code: "tool_failed", message: message.length > 0 ? message : "The tool failed." };
+  // The sentence reaches the model verbatim; only a blank one (which says nothing, and which
+  // some providers refuse as an empty block) becomes the default.
+  const message = typeof failure === "string" ? failure : "";
+  return { code: "tool_failed", message: message.trim().length > 0 ? message : "The tool failed." };
 }

@@ -22,6 +22,9 @@ describe("toolFailureDetails", () => {
       message: "No job brief 42. List them with searchJobBriefs first.",
     });
     expect(toolFailureDetails("")).toEqual({ code: "tool_failed", message: "The tool failed." });
+    expect(toolFailureDetails(" \n ")).toEqual({ code: "tool_failed", message: "The tool failed." });
+    // Verbatim otherwise: nothing is trimmed or rewritten.
+    expect(toolFailureDetails("  Closed.\n  Try south.\n").message).toBe("  Closed.\n  Try south.\n");
   });
 
   it("ctx.fail('') ends the call with the text 'The tool failed.', as the model and the client see it", async () => {
