@@ -1,10 +1,14 @@
-import { idProblem, MAX_STORED_ID_LENGTH } from "@pai/core/protocol";
 import { type inferProcedureBuilderResolverOptions, TRPCError, tracked } from "@trpc/server";
 import { z } from "zod";
 import { boundedInputError } from "./bounded-input-error.js";
 import type { PaiBaseProcedure } from "./create-pai-router.js";
 import { toTrpcError } from "./errors.js";
-import { type createPaiSchemas, DEFAULT_PAI_ROUTER_LIMITS, type PaiRouterLimits } from "./schemas.js";
+import {
+  type createPaiSchemas,
+  DEFAULT_PAI_ROUTER_LIMITS,
+  idSchemas,
+  type PaiRouterLimits,
+} from "./schemas.js";
 
 /**
  * The AI SDK chat protocol as tRPC procedures: `send` and `resume` stream UI message chunks,
@@ -59,17 +63,7 @@ export type PaiChatParseLimits = Pick<
  * parts and client tools. (Its JSON values are bounded by the `chat.send` input schema.)
  */
 function parsedBodySchema(limits: PaiRouterLimits) {
-  const exactId = (value: string, ctx: z.RefinementCtx) => {
-    const problem = idProblem(value);
-    if (problem) ctx.addIssue({ code: "custom", message: problem });
-  };
-  const id = z.string().min(1).max(limits.maxIdLength).superRefine(exactId);
-  // A message id is stored: no longer than the shortest id column of any storage (MySQL's).
-  const messageId = z
-    .string()
-    .min(1)
-    .max(Math.min(limits.maxIdLength, MAX_STORED_ID_LENGTH))
-    .superRefine(exactId);
+  const { id, messageId } = idSchemas(limits);
   return z.object({
     threadId: id,
     message: z

@@ -3,16 +3,18 @@ export type {
   ClientActionResult,
   ClientViewEvent,
   ClientWatchEvent,
-  CreatePaiRouterOptions,
   PaiAnswerOutsideTheContract,
-  PaiBaseProcedure,
-  PaiChatStreams,
   PaiPendingActionData,
-  PaiRouterFilesOptions,
-  PaiRouterRecord,
   PaiSubmitAnswer,
   PaiSubmitInput,
   PaiThreadView,
+} from "./client-shapes.js";
+export type {
+  CreatePaiRouterOptions,
+  PaiBaseProcedure,
+  PaiChatStreams,
+  PaiRouterFilesOptions,
+  PaiRouterRecord,
 } from "./create-pai-router.js";
 export { createPaiRouter } from "./create-pai-router.js";
 export type { PaiErrorData } from "./errors.js";

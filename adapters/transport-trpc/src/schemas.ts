@@ -48,8 +48,8 @@ export const DEFAULT_PAI_ROUTER_LIMITS: PaiRouterLimits = {
 /** Largest thread version (and event id) storage holds: a signed 32-bit integer column. */
 export const MAX_THREAD_VERSION = 2_147_483_647;
 
-/** Builds the Zod input schemas for one set of limits. */
-export function createPaiSchemas(limits: PaiRouterLimits) {
+/** Ids a client sends: within `maxIdLength`, exact (see `idProblem`); a stored message id within 191. */
+export function idSchemas(limits: Pick<PaiRouterLimits, "maxIdLength">) {
   const exactId = (value: string, ctx: z.RefinementCtx) => {
     const problem = idProblem(value);
     if (problem) ctx.addIssue({ code: "custom", message: problem });
@@ -61,6 +61,12 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
     .min(1)
     .max(Math.min(limits.maxIdLength, MAX_STORED_ID_LENGTH))
     .superRefine(exactId);
+  return { id, messageId };
+}
+
+/** Builds the Zod input schemas for one set of limits. */
+export function createPaiSchemas(limits: PaiRouterLimits) {
+  const { id, messageId } = idSchemas(limits);
   const text = z.string().max(limits.maxTextLength);
   const jsonLimits = { maxDepth: limits.maxJsonDepth, maxSize: limits.maxJsonSize };
   /**
