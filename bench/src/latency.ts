@@ -10,8 +10,22 @@ import { bareAddTools, turnModel } from "./fixtures.ts";
 import { insertOne, openFloorTable } from "./floor.ts";
 import { formatMs, type Measurement, measure } from "./harness.ts";
 import { log, results, row, tableHeader } from "./report.ts";
-import { identity, runtimeOn, suspendResume, twoStepRun, watchedTwoStepRun } from "./scenarios.ts";
-import { type BenchHost, startBareTrpcHost, startBenchHost, startSequenceFloorHost } from "./trpc-host.ts";
+import {
+  identity,
+  runtimeOn,
+  suspendResume,
+  suspendResumeCreateThenSend,
+  twoStepRun,
+  watchedTwoStepRun,
+} from "./scenarios.ts";
+import {
+  type BenchHost,
+  type FlowStart,
+  requestsOf,
+  startBareTrpcHost,
+  startBenchHost,
+  startSequenceFloorHost,
+} from "./trpc-host.ts";
 
 /**
  * What the database alone takes for the statements one `op` sends on `engine`, as a task to
@@ -24,6 +38,7 @@ async function floorTask(
   engine: BenchEngine,
   toolName: "add" | "approve",
   op: (pai: Pai) => Promise<unknown>,
+  label = "",
 ) {
   if (!engine.sql || !engine.statements) return undefined;
   const counting = countingStorage(engine.storage);
@@ -39,7 +54,7 @@ async function floorTask(
   const { db } = engine.sql;
   const { table, drop } = await openFloorTable(db, "flow_floor");
   return {
-    name: `floor: ${commits} durable 1 KB inserts + ${statements - commits} select 1 (${engine.name})`,
+    name: `floor${label}: ${commits} durable 1 KB inserts + ${statements - commits} select 1 (${engine.name})`,
     fn: async () => {
       for (let index = 0; index < commits; index++) await insertOne(db, table);
       for (let index = commits; index < statements; index++) await sql`select 1`.execute(db);
@@ -138,12 +153,13 @@ export async function measureInProcessRows(memory: BenchEngine | undefined): Pro
   const approving = memory ? runtimeOn(memory.storage, "approve") : undefined;
   const host = approving ? await startBenchHost(approving, identity) : undefined;
   const bareTrpc = await startBareTrpcHost();
-  await warmHttp([bareTrpc.flow, ...(host && approving ? [() => overHttp(approving, host)] : [])]);
+  const bareFlow = () => bareTrpc.flow("create-with-message");
+  await warmHttp([bareFlow, ...(host && approving ? [() => overHttp(approving, host)] : [])]);
   const roundTrips = await measure(
     [
       { name: "bare AI SDK approval round trip", fn: bareApproval },
       ...(approving ? [{ name: "PAI suspend->resume (memory)", fn: () => suspendResume(approving) }] : []),
-      { name: "bare tRPC HTTP, 4 no-op requests", fn: bareTrpc.flow },
+      { name: bareHttpName("create-with-message"), fn: bareFlow },
       ...(host && approving
         ? [{ name: "PAI suspend->resume tRPC HTTP (memory)", fn: () => overHttp(approving, host) }]
         : []),
@@ -196,7 +212,7 @@ export async function benchTwoStep(engines: BenchEngine[], early: InProcessRows)
   tableHeader("Per-step overhead: two-step run (tool call, then text)", ["vs gen", "vs stream"]);
   const [generate, stream] = measured;
   logRows(measured, [generate!, stream!], floorsMs);
-  logFloorTasks(floors, measuredWithFloors);
+  logFloorTasks(floors.values(), measuredWithFloors);
   results.twoStep = measured.map((measurement, index) => ({
     ...measurement,
     vsGenerateText: measurement.medianMs / generate!.medianMs,
@@ -207,9 +223,9 @@ export async function benchTwoStep(engines: BenchEngine[], early: InProcessRows)
 }
 
 /** Prints what each floor task sent and took, under the table whose floor column it gives. */
-function logFloorTasks(floors: Map<string, FloorTask>, measured: Measurement[]) {
+function logFloorTasks(floors: Iterable<FloorTask>, measured: Measurement[]) {
   log();
-  for (const floor of floors.values()) {
+  for (const floor of floors) {
     const reading = measured.find((entry) => entry.name === floor.name);
     if (reading) log(`- ${floor.name}, in the same rounds: ${formatMs(reading.medianMs)} ms`);
   }
@@ -252,11 +268,24 @@ async function bareApproval() {
   });
 }
 
-/** Suspend -> resume as a client does it over tRPC HTTP (four requests). */
-async function overHttp(pai: Pai, host: BenchHost) {
+const bareHttpName = (start: FlowStart) => `bare tRPC HTTP, ${requestsOf(start)} no-op requests`;
+
+/** The rows of the flow that creates the thread and then sends to it, as earlier passes measured it. */
+const THEN_SEND = ", create then send";
+
+/**
+ * Suspend -> resume as a client does it over tRPC HTTP: three requests when the thread is created
+ * with its first message, four when it is created and then sent to.
+ */
+async function overHttp(pai: Pai, host: BenchHost, start: FlowStart = "create-with-message") {
   const { client } = host;
-  const thread = await client.pai.threads.create.mutate({});
-  await client.pai.threads.send.mutate({ threadId: thread.threadId, message: { text: "ship?" } });
+  const message = { text: "ship?" };
+  const thread =
+    start === "create-with-message"
+      ? await client.pai.threads.create.mutate({ message })
+      : await client.pai.threads.create.mutate({});
+  if (start === "create-then-send")
+    await client.pai.threads.send.mutate({ threadId: thread.threadId, message });
   // The client learns the run parked (a watch would push it); waiting in-process keeps the HTTP cost isolated.
   await pai.waitForIdle(thread.threadId);
   const snapshot = await client.pai.threads.get.query({ threadId: thread.threadId });
@@ -284,7 +313,8 @@ async function warmHttp(flows: Array<() => Promise<unknown>>) {
 /**
  * The SQL rows of the suspend -> resume table, taken in turns with their floor tasks and with a
  * bare tRPC host of their own: the Postgres HTTP row's floor is those bare requests plus its
- * in-process floor, both read in the same rounds as the row.
+ * in-process floor, both read in the same rounds as the row. On Postgres the flow that creates
+ * the thread and then sends to it is measured beside, with floors of its own.
  */
 export async function benchSuspendResume(engines: BenchEngine[], early: InProcessRows) {
   const runtimes = engines
@@ -302,38 +332,53 @@ export async function benchSuspendResume(engines: BenchEngine[], early: InProces
     "approve",
     suspendResume,
   );
+  const thenSendFloors = new Map<string, FloorTask>();
+  for (const { engine } of hosts) {
+    const task = await floorTask(engine, "approve", suspendResumeCreateThenSend, THEN_SEND);
+    if (task) thenSendFloors.set(engine.name, task);
+  }
   const bareTrpc = hosts.length > 0 ? await startBareTrpcHost() : undefined;
-  const bareBeside = "bare tRPC HTTP, 4 no-op requests, same rounds";
+  const starts: FlowStart[] = ["create-with-message", "create-then-send"];
+  const bareBeside = (start: FlowStart) => `${bareHttpName(start)}, same rounds`;
   const sequences = await Promise.all(
     hosts.map(async ({ engine }) => {
       const { db } = engine.sql!;
       const { table, drop } = await openFloorTable(db, "sequence");
-      return {
-        engine,
-        name: `bare tRPC HTTP doing the flow's statements in its order (${engine.name})`,
-        host: await startSequenceFloorHost(db, table),
-        drop,
-      };
+      return { engine, host: await startSequenceFloorHost(db, table), drop };
     }),
   );
+  const sequenceName = (engineName: string, start: FlowStart) =>
+    `bare tRPC HTTP doing the flow's statements in its order${start === "create-then-send" ? THEN_SEND : ""} (${engineName})`;
+  const httpName = (engineName: string, start: FlowStart) =>
+    `PAI suspend->resume tRPC HTTP${start === "create-then-send" ? THEN_SEND : ""} (${engineName})`;
   await warmHttp([
-    ...hosts.map((entry) => () => overHttp(entry.pai, entry.host)),
-    ...(bareTrpc ? [bareTrpc.flow] : []),
-    ...sequences.map((entry) => entry.host.flow),
+    ...hosts.flatMap((entry) => starts.map((start) => () => overHttp(entry.pai, entry.host, start))),
+    ...(bareTrpc ? starts.map((start) => () => bareTrpc.flow(start)) : []),
+    ...sequences.flatMap((entry) => starts.map((start) => () => entry.host.flow(start))),
   ]);
   const sql = await inTurnsPerEngine(
     runtimes.map(({ engine, pai }) => {
       const host = hosts.find((entry) => entry.engine === engine);
+      const sequence = sequences.find((entry) => entry.engine === engine);
       return [
         { name: `PAI suspend->resume (${engine.name})`, fn: () => suspendResume(pai) },
-        ...(host
-          ? [{ name: `PAI suspend->resume tRPC HTTP (${engine.name})`, fn: () => overHttp(pai, host.host) }]
-          : []),
-        ...(host && bareTrpc ? [{ name: bareBeside, fn: bareTrpc.flow }] : []),
-        ...sequences
-          .filter((entry) => entry.engine === engine)
-          .map((entry) => ({ name: entry.name, fn: entry.host.flow })),
         ...optional(floors.get(engine.name)),
+        ...(host
+          ? [
+              {
+                name: `PAI suspend->resume${THEN_SEND} (${engine.name})`,
+                fn: () => suspendResumeCreateThenSend(pai),
+              },
+              ...optional(thenSendFloors.get(engine.name)),
+              ...starts.flatMap((start) => [
+                { name: httpName(engine.name, start), fn: () => overHttp(pai, host.host, start) },
+                ...(bareTrpc ? [{ name: bareBeside(start), fn: () => bareTrpc.flow(start) }] : []),
+                ...(sequence
+                  ? [{ name: sequenceName(engine.name, start), fn: () => sequence.host.flow(start) }]
+                  : []),
+              ]),
+            ]
+          : []),
       ];
     }),
   );
@@ -343,13 +388,13 @@ export async function benchSuspendResume(engines: BenchEngine[], early: InProces
     await sequence.host.close();
     await sequence.drop();
   }
-  for (const floor of floors.values()) await floor.drop();
+  for (const floor of [...floors.values(), ...thenSendFloors.values()]) await floor.drop();
   await early.close();
   const byName = (name: string) => [...early.suspendResume, ...sql].find((entry) => entry.name === name);
   const bare = byName("bare AI SDK approval round trip")!;
-  const bareHttp = byName("bare tRPC HTTP, 4 no-op requests")!;
-  const floorMs = (engineName: string) => {
-    const floor = floors.get(engineName);
+  const bareHttp = byName(bareHttpName("create-with-message"))!;
+  const floorMs = (engineName: string, start: FlowStart = "create-with-message") => {
+    const floor = (start === "create-with-message" ? floors : thenSendFloors).get(engineName);
     return floor ? byName(floor.name)?.medianMs : undefined;
   };
   // Printed in process first, then over HTTP, each with its floor where the engine has one.
@@ -361,16 +406,21 @@ export async function benchSuspendResume(engines: BenchEngine[], early: InProces
   add("bare AI SDK approval round trip");
   add("PAI suspend->resume (memory)");
   for (const { engine } of runtimes) add(`PAI suspend->resume (${engine.name})`, floorMs(engine.name));
-  add("bare tRPC HTTP, 4 no-op requests");
-  add("PAI suspend->resume tRPC HTTP (memory)", bareHttp.medianMs);
-  add(bareBeside);
-  const bareBesideMs = byName(bareBeside)?.medianMs;
   for (const { engine } of hosts) {
-    const inProcess = floorMs(engine.name);
-    add(
-      `PAI suspend->resume tRPC HTTP (${engine.name})`,
-      bareBesideMs === undefined || inProcess === undefined ? undefined : bareBesideMs + inProcess,
-    );
+    add(`PAI suspend->resume${THEN_SEND} (${engine.name})`, floorMs(engine.name, "create-then-send"));
+  }
+  add(bareHttpName("create-with-message"));
+  add("PAI suspend->resume tRPC HTTP (memory)", bareHttp.medianMs);
+  for (const start of starts) {
+    add(bareBeside(start));
+    const bareBesideMs = byName(bareBeside(start))?.medianMs;
+    for (const { engine } of hosts) {
+      const inProcess = floorMs(engine.name, start);
+      add(
+        httpName(engine.name, start),
+        bareBesideMs === undefined || inProcess === undefined ? undefined : bareBesideMs + inProcess,
+      );
+    }
   }
   tableHeader("Suspend -> resume round trip (in process, service API; then over tRPC HTTP)", ["vs SDK"]);
   logRows(
@@ -378,25 +428,31 @@ export async function benchSuspendResume(engines: BenchEngine[], early: InProces
     [bare],
     rows.map((entry) => entry.floorMs),
   );
-  logFloorTasks(floors, sql);
+  logFloorTasks([...floors.values(), ...thenSendFloors.values()], sql);
   // Beside the floor the ratio uses: the same statements sent where and when the flow sends them.
-  const sequenceReadings = sequences.flatMap(({ engine, name }) => {
-    const reading = byName(name);
-    const pai = byName(`PAI suspend->resume tRPC HTTP (${engine.name})`);
-    return reading && pai ? [{ engine: engine.name, reading, pai }] : [];
-  });
+  const sequenceReadings = hosts.flatMap(({ engine }) =>
+    starts.flatMap((start) => {
+      const reading = byName(sequenceName(engine.name, start));
+      const pai = byName(httpName(engine.name, start));
+      return reading && pai ? [{ engine: engine.name, start, reading, pai }] : [];
+    }),
+  );
   for (const { reading, pai } of sequenceReadings) {
     log(
       `- ${reading.name}, same rounds: ${formatMs(reading.medianMs)} ms (p95 ${formatMs(reading.p95Ms)}); the PAI row is ${(pai.medianMs / reading.medianMs).toFixed(2)}x that`,
     );
   }
+  log(
+    '- the flow creates the thread with its first message (one request and one commit fewer); the rows marked "create then send" make a separate send, as passes before the nineteenth did',
+  );
   results.suspendResume = rows.map(({ measurement, floorMs }) => ({
     ...measurement,
     ratio: measurement.medianMs / bare.medianMs,
     floorMs: floorMs ?? null,
   }));
-  results.httpSequenceFloor = sequenceReadings.map(({ engine, reading, pai }) => ({
+  results.httpSequenceFloor = sequenceReadings.map(({ engine, start, reading, pai }) => ({
     engine,
+    start,
     ...reading,
     paiRatio: pai.medianMs / reading.medianMs,
   }));

@@ -46,18 +46,33 @@ export async function watchedTwoStepRun(pai: Pai) {
   return events;
 }
 
+/**
+ * A tool suspends, the client reads the thread, answers, and the run finishes. The thread is
+ * created with its first message (one request and one commit); `suspendResumeCreateThenSend` is
+ * the same flow with a separate `send`, as every round-2 pass before the nineteenth measured it.
+ */
 export async function suspendResume(pai: Pai) {
+  const thread = await pai.service.threads.create({ identity, message: { text: "ship?" } });
+  await pai.waitForIdle(thread.threadId);
+  await readAndAnswer(pai, thread.threadId);
+}
+
+export async function suspendResumeCreateThenSend(pai: Pai) {
   const thread = await pai.service.threads.create({ identity });
   await pai.service.threads.send({ identity, threadId: thread.threadId, message: { text: "ship?" } });
   await pai.waitForIdle(thread.threadId);
-  const snapshot = await pai.service.threads.get({ identity, threadId: thread.threadId });
+  await readAndAnswer(pai, thread.threadId);
+}
+
+async function readAndAnswer(pai: Pai, threadId: string) {
+  const snapshot = await pai.service.threads.get({ identity, threadId });
   const action = snapshot.actions.find((candidate) => candidate.state === "pending");
   if (!action) throw new Error("bench: expected a pending action");
   await pai.service.actions.submit({
     identity,
-    threadId: thread.threadId,
+    threadId,
     actionId: action.actionId,
     payload: { approved: true },
   });
-  await pai.waitForIdle(thread.threadId);
+  await pai.waitForIdle(threadId);
 }

@@ -73,6 +73,24 @@ describe("evaluateTargets", () => {
     });
   });
 
+  it("judges the create-then-send flow on its own lines, only when the run measured it", () => {
+    const [inProcess, overHttp] = evaluateTargets({
+      suspendResume: [
+        row("PAI suspend->resume, create then send (postgres)", 5.2, { ratio: 16, floorMs: 3.4 }),
+        row("PAI suspend->resume tRPC HTTP, create then send (postgres)", 6.9, { ratio: 25, floorMs: 6 }),
+      ] as never,
+    }).filter((entry) => entry.target.includes("create then send"));
+    expect(inProcess).toMatchObject({
+      target: "postgres: the same in process, create then send ≤ 5 ms",
+      verdict: "missed",
+    });
+    expect(overHttp).toMatchObject({
+      target: "postgres: the same over tRPC HTTP, create then send ≤ 7 ms",
+      verdict: "met",
+    });
+    expect(Object.keys(verdicts).some((target) => target.includes("create then send"))).toBe(false);
+  });
+
   it("reads throughput as a share of the ceiling and the 100-against-10 order", () => {
     expect(verdicts["postgres: 100 concurrent runs ≥ 50% of the commit ceiling"]).toMatchObject({
       value: "54% (650.0 runs/s)",

@@ -127,6 +127,18 @@ export function evaluateTargets(inputs: TargetInputs): TargetResult[] {
         7,
       ),
     );
+    // The same flow with a separate send, as passes before the nineteenth measured it.
+    const thenSend = byName(inputs.suspendResume, "PAI suspend->resume, create then send (postgres)");
+    const thenSendHttp = byName(
+      inputs.suspendResume,
+      "PAI suspend->resume tRPC HTTP, create then send (postgres)",
+    );
+    if (thenSend) {
+      results.push(withinMs("postgres: the same in process, create then send ≤ 5 ms", thenSend, 5));
+    }
+    if (thenSendHttp) {
+      results.push(withinMs("postgres: the same over tRPC HTTP, create then send ≤ 7 ms", thenSendHttp, 7));
+    }
   }
   const grouped = inputs.throughput?.find((entry) => entry.engine === "postgres")?.rows;
   if (grouped) {

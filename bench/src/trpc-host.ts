@@ -48,7 +48,7 @@ export async function startBenchHost(pai: Pai, identity: unknown): Promise<Bench
   return { client: createTRPCClient<ReturnType<typeof hostRouter>>({ links }), close };
 }
 
-/** What the four requests of the floors' flow need of a client (their routers have the same procedures). */
+/** What the requests of the floors' flows need of a client (their routers have the same procedures). */
 type FlowClient = {
   create: { mutate(input: unknown): Promise<{ threadId: string }> };
   send: { mutate(input: unknown): Promise<unknown> };
@@ -57,20 +57,34 @@ type FlowClient = {
 };
 
 /**
- * The suspend -> resume flow's four requests; `settled`, when given, waits for what `send` and
- * `submit` set going.
+ * How the flow starts its thread: created with its first message (three requests in all), or
+ * created and then sent to (four), as every round-2 pass before the nineteenth measured it.
  */
-async function fourRequests(client: FlowClient, settled?: () => Promise<unknown>) {
-  const thread = await client.create.mutate({});
-  await client.send.mutate({ threadId: thread.threadId, message: { text: "ship?" } });
+export type FlowStart = "create-with-message" | "create-then-send";
+
+export const requestsOf = (start: FlowStart) => (start === "create-with-message" ? 3 : 4);
+
+/**
+ * The suspend -> resume flow's requests; `settled`, when given, waits for what the first message
+ * and `submit` set going.
+ */
+async function flowRequests(client: FlowClient, start: FlowStart, settled?: () => Promise<unknown>) {
+  const message = { text: "ship?" };
+  let threadId: string;
+  if (start === "create-with-message") {
+    threadId = (await client.create.mutate({ message })).threadId;
+  } else {
+    threadId = (await client.create.mutate({})).threadId;
+    await client.send.mutate({ threadId, message });
+  }
   if (settled) await settled();
-  const snapshot = await client.get.query({ threadId: thread.threadId });
-  await client.submit.mutate({ threadId: thread.threadId, actionId: snapshot.actions[0]?.actionId });
+  const snapshot = await client.get.query({ threadId });
+  await client.submit.mutate({ threadId, actionId: snapshot.actions[0]?.actionId });
   if (settled) await settled();
 }
 
 /**
- * The floor under the PAI rows: the same server and client with four no-op procedures shaped like
+ * The floor under the PAI rows: the same server and client with no-op procedures shaped like
  * the suspend -> resume flow, so the HTTP row reads as PAI against tRPC rather than against in process.
  */
 const bareRouter = t.router({
@@ -84,8 +98,8 @@ export async function startBareTrpcHost() {
   const { links, close } = await listen(bareRouter);
   const client = createTRPCClient<typeof bareRouter>({ links });
   return {
-    /** The four requests of the PAI flow, against no-op procedures. */
-    flow: () => fourRequests(client),
+    /** The requests of the PAI flow, against no-op procedures. */
+    flow: (start: FlowStart) => flowRequests(client, start),
     close,
   };
 }
@@ -93,31 +107,36 @@ export async function startBareTrpcHost() {
 /**
  * The HTTP flow's floor in sequence: a bare tRPC host whose procedures send the statements PAI's
  * flow sends, where and when it sends them. `create`, `send` and `submit` answer after a durable
- * insert, `get` after a `select 1`; `send` and `submit` then leave two more inserts running one
- * after the other (the run's step and its suspension, or the tool's result and the last step),
- * and the client waits for those as the PAI flow waits for the run to be idle. No PAI code runs:
- * what it takes is tRPC and Postgres doing the flow's work in the flow's order, with the gaps
- * between the statements that HTTP puts there (a statement after an idle spell costs more than
- * one right after another; bench/README.md, sixteenth pass).
+ * insert, `get` after a `select 1`; a first message (`send`, or `create` with one) and `submit`
+ * then leave two more inserts running one after the other (the run's step and its suspension,
+ * or the tool's result and the last step), and the client waits for those as the PAI flow waits
+ * for the run to be idle. No PAI code runs: what it takes is tRPC and Postgres doing the flow's
+ * work in the flow's order, with the gaps between the statements that HTTP puts there (a
+ * statement after an idle spell costs more than one right after another; bench/README.md,
+ * sixteenth pass).
  */
 export async function startSequenceFloorHost(db: Kysely<any>, table: string) {
   let background: Promise<void> = Promise.resolve();
-  // `send` and `submit`: a durable insert before the answer, then the work they set going.
-  const startsWork = t.procedure
-    .input((value) => value)
-    .mutation(async () => {
-      await insertOne(db, table);
+  const insertThenWork = async (startsWork: boolean) => {
+    await insertOne(db, table);
+    if (startsWork) {
       background = (async () => {
         await insertOne(db, table);
         await insertOne(db, table);
       })();
+    }
+  };
+  const startsWork = t.procedure
+    .input((value) => value)
+    .mutation(async () => {
+      await insertThenWork(true);
       return { accepted: true };
     });
   const router = t.router({
     create: t.procedure
       .input((value) => value)
-      .mutation(async () => {
-        await insertOne(db, table);
+      .mutation(async ({ input }) => {
+        await insertThenWork((input as { message?: unknown }).message !== undefined);
         return { threadId: "t" };
       }),
     send: startsWork,
@@ -132,7 +151,7 @@ export async function startSequenceFloorHost(db: Kysely<any>, table: string) {
   const { links, close } = await listen(router);
   const client = createTRPCClient<typeof router>({ links });
   return {
-    flow: () => fourRequests(client, () => background),
+    flow: (start: FlowStart) => flowRequests(client, start, () => background),
     close,
   };
 }

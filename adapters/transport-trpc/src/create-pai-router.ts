@@ -169,16 +169,13 @@ export function createPaiRouter<
       ),
 
     threads: {
-      create: procedure
-        .input(schemas.threads.create)
-        .mutation(({ ctx, input }) =>
-          call(
-            "threads.create",
-            ctx,
-            async (identity): Promise<ClientThreadRow> =>
-              toClientThread(await service.threads.create({ ...input, identity })),
-          ),
-        ),
+      create: procedure.input(schemas.threads.create).mutation(({ ctx, input }) =>
+        call("threads.create", ctx, async (identity): Promise<ClientThreadRow> => {
+          const created = service.threads.create({ ...input, identity });
+          // With a first message, the run it started goes first, as after `send`.
+          return toClientThread(await (input?.message ? afterStartedWork(created) : created));
+        }),
+      ),
       list: procedure.input(schemas.threads.list).query(({ ctx, input }) =>
         call("threads.list", ctx, async (identity): Promise<ListResult<ClientThreadRow>> => {
           const page = await service.threads.list({ ...input, identity });

@@ -164,6 +164,9 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
           agentId: id.optional(),
           title: z.string().max(1000).optional(),
           metadata: jsonObject.optional(),
+          /** The first message: the thread is created with it and its run started in one commit. */
+          message: message.optional(),
+          ...runRequest,
         })
         .optional(),
       list: z.strictObject({ agentId: id.optional(), ...page }).optional(),

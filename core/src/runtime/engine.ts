@@ -4,8 +4,7 @@ import type { DispatchJob } from "../ports/dispatch.js";
 import type { FilesV1 } from "../ports/files.js";
 import { createMemoryNotifier } from "../ports/memory-notifier.js";
 import type { NotifierV1 } from "../ports/notifier.js";
-import { decided } from "../state/deciders/decision.js";
-import { decideCancelActiveRun, decideStartRun, type StartRunInput } from "../state/deciders/run-deciders.js";
+import { decideCancelActiveRun, type StartRunInput } from "../state/deciders/run-deciders.js";
 import type { ClientToolSnapshot, MessageRow, ScheduleRow, ThreadRow } from "../state/rows.js";
 import { scheduleTiming } from "../state/wake.js";
 import { CapabilityRegistry } from "./capability-bindings.js";
@@ -33,6 +32,7 @@ import type {
 } from "./runtime-core.js";
 import type { RuntimeEvent } from "./runtime-events.js";
 import type { RuntimeErrorReport, RuntimeOptions } from "./runtime-options.js";
+import { createThread, startOrQueueRun } from "./thread-commands.js";
 import {
   type CreateScheduleInput,
   cancelSchedule,
@@ -268,40 +268,8 @@ export class Engine implements RuntimeCore, RuntimeCommands {
   }
 
   /** Starts a run now, or queues it behind the active run, for the message that triggers it. */
-  async startOrQueueRun(
-    input: StartOrQueueInput,
-  ): Promise<{ runId: string; version: number; queued: boolean }> {
-    const runId = this.generateId();
-    // Held across the commit so the snapshot it produces stays cached for the driver.
-    const release = this.store.hold(input.threadId);
-    try {
-      const identity = toJsonOrNull(input.identity);
-      const committed = await this.writer.commit(
-        input.threadId,
-        (snapshot, now) =>
-          decideStartRun(
-            snapshot,
-            {
-              runId,
-              message: input.message,
-              trigger: input.trigger,
-              clientTools: input.clientTools,
-              clientData: input.clientData,
-              identity,
-              queueIfBusy: input.queueIfBusy,
-              cancelPending: input.cancelPending ?? false,
-            },
-            now,
-          ),
-        {
-          ...(input.snapshot ? { fresh: input.snapshot } : {}),
-          origin: { identity: input.identity, scope: input.scope },
-        },
-      );
-      return { runId, version: committed.version, queued: committed.value.queued };
-    } finally {
-      release();
-    }
+  startOrQueueRun(input: StartOrQueueInput): Promise<{ runId: string; version: number; queued: boolean }> {
+    return startOrQueueRun(this, input);
   }
 
   /** Cancels the thread's active run (if any); pending work becomes model-visible cancellations. */
@@ -319,36 +287,9 @@ export class Engine implements RuntimeCore, RuntimeCommands {
 
   // ---------------------------------------------------------------- threads
 
-  async createThread(input: CreateThreadInput): Promise<ThreadRow> {
-    this.agent(input.agentId);
-    const committed = await this.writer.commit(
-      input.threadId,
-      (_snapshot, now) =>
-        decided(
-          [
-            {
-              type: "thread-updated",
-              thread: {
-                threadId: input.threadId,
-                scopeKey: input.scope.scopeKey,
-                userKey: input.scope.userKey ?? null,
-                agentId: input.agentId,
-                title: input.title,
-                status: "idle",
-                version: 0,
-                activeRunId: null,
-                metadata: input.metadata,
-                createdAt: now,
-                updatedAt: now,
-              },
-            },
-          ],
-          [],
-          undefined,
-        ),
-      { create: true },
-    );
-    return committed.snapshot.thread;
+  /** Creates a thread, with its first message and run when `start` is given. */
+  createThread(input: CreateThreadInput): Promise<ThreadRow> {
+    return createThread(this, input);
   }
 
   userMessage(
@@ -432,15 +373,6 @@ export class Engine implements RuntimeCore, RuntimeCommands {
     await this.capabilities.closeAll();
     // The default dispatch is the runtime's own; one the host passed in is the host's to close.
     if (!this.options.dispatch) await this.dispatch.port.close?.();
-  }
-}
-
-function toJsonOrNull(value: unknown): JsonValue | null {
-  if (value === undefined) return null;
-  try {
-    return normalizeJson(value);
-  } catch {
-    return null;
   }
 }
 

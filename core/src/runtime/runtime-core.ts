@@ -79,6 +79,13 @@ export type CreateThreadInput = {
   agentId: string;
   title: string | null;
   metadata: JsonObject | null;
+  /** The first message: its run starts in the commit that creates the thread. */
+  start?: {
+    identity: unknown;
+    message: MessageRow;
+    clientTools: ClientToolSnapshot[];
+    clientData: JsonValue | null;
+  };
 };
 
 export type TriggerInput = {

@@ -2,6 +2,7 @@ import { PaiError } from "../errors/pai-error.js";
 import { assertPlainKeys, type JsonObject } from "../json/json-value.js";
 import { isBlankTextPart } from "../runtime/message-rows.js";
 import type { RuntimeCommands } from "../runtime/runtime-commands.js";
+import type { CreateThreadInput } from "../runtime/runtime-core.js";
 import type { ThreadSnapshot } from "../state/snapshot.js";
 import { idProblem, MAX_ID_LENGTH, MAX_STORED_ID_LENGTH } from "./client-id.js";
 import { fileUrlProblem } from "./file-url.js";
@@ -214,7 +215,7 @@ export function createService<TIdentity, TAgent = unknown>(
 
     threads: {
       async create(input) {
-        const { identity, agentId, title, metadata } = input;
+        const { identity, agentId, title, metadata, message, clientTools, clientData } = input;
         const scope = await scopeOf(identity);
         if ((input as { threadId?: unknown }).threadId !== undefined) {
           throw new PaiError(
@@ -223,12 +224,32 @@ export function createService<TIdentity, TAgent = unknown>(
           );
         }
         const checkedTitle = optionalText(title, "title");
+        const agent = agentId === undefined ? engine.defaultAgentId() : requireId(agentId, "agentId");
+        const threadId = engine.generateId();
+        let start: CreateThreadInput["start"];
+        if (message !== undefined) {
+          checkMessage(message);
+          engine.json(message, "message");
+          const data = clientDataOf(clientData);
+          start = {
+            identity,
+            message: engine.userMessage(threadId, message as never),
+            clientTools: engine.validateClientTools(agent, clientTools),
+            clientData: (data ?? null) as never,
+          };
+        } else if (clientTools !== undefined || clientData !== undefined) {
+          throw new PaiError(
+            "INVALID_INPUT",
+            "threads.create takes clientTools and clientData only with a first message: add message, or send them with threads.send.",
+          );
+        }
         return engine.createThread({
-          threadId: engine.generateId(),
+          threadId,
           scope,
-          agentId: agentId === undefined ? engine.defaultAgentId() : requireId(agentId, "agentId"),
+          agentId: agent,
           title: checkedTitle,
           metadata: metadata == null ? null : jsonObject(metadata, "metadata"),
+          ...(start ? { start } : {}),
         });
       },
       async list({ identity, agentId, limit, cursor }) {

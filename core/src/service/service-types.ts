@@ -55,9 +55,22 @@ export interface PaiService<TIdentity = Identity, TAgent = unknown> {
   manifest(input: WithIdentity<{ agentId?: string }, TIdentity>): Promise<JsonObject>;
 
   threads: {
-    /** Ids are chosen by the server, so no tenant can probe or reserve another tenant's ids. */
+    /**
+     * Ids are chosen by the server, so no tenant can probe or reserve another tenant's ids.
+     * With `message`, the thread is created with its first message and its run started in one
+     * commit (what `create` then `send` do in two): the row returned is then `running`, with the
+     * run's id in `activeRunId`.
+     */
     create(
-      input: WithIdentity<{ agentId?: string; title?: string; metadata?: JsonObject }, TIdentity>,
+      input: WithIdentity<
+        {
+          agentId?: string;
+          title?: string;
+          metadata?: JsonObject;
+          message?: OutgoingMessage;
+        } & RunRequestOptions,
+        TIdentity
+      >,
     ): Promise<ThreadRow>;
     list(
       input: WithIdentity<{ agentId?: string; limit?: number; cursor?: string | null }, TIdentity>,

@@ -14,6 +14,7 @@ import {
   type StartRunInput,
   shouldResendRun,
 } from "./run-deciders.js";
+import { decideCreateThread } from "./thread-deciders.js";
 
 const NOW = "2026-01-01T00:00:00.000Z";
 
@@ -104,6 +105,44 @@ describe("decideStartRun", () => {
       "take-lease",
       "run-started",
     ]);
+  });
+});
+
+describe("decideCreateThread", () => {
+  const created = { scopeKey: "s", userKey: "u", agentId: "a", title: "T", metadata: null };
+
+  it("creates the thread alone, with no effect to carry out", () => {
+    const decision = decideCreateThread(empty(), created, NOW);
+    expect(decision.ok && decision.events.map((event) => event.type)).toEqual(["thread-updated"]);
+    expect(decision.ok && decision.effects).toEqual([]);
+  });
+
+  it("with a first message, starts its run in the same decision, as decideStartRun does on the new thread", () => {
+    const message = {
+      threadId: "t",
+      messageId: "m",
+      role: "user" as const,
+      message: { id: "m", role: "user" as const, parts: [{ type: "text" as const, text: "hi" }] },
+      position: 0,
+      runId: null,
+      createdAt: NOW,
+      updatedAt: NOW,
+    };
+    const decision = decideCreateThread(empty(), { ...created, start: start("r1", { message }) }, NOW);
+    if (!decision.ok) throw new Error(decision.message);
+    expect(decision.events[0]).toMatchObject({
+      type: "thread-updated",
+      thread: { status: "idle", userKey: "u" },
+    });
+    expect(decision.effects).toEqual([
+      { type: "take-lease", runId: "r1" },
+      { type: "run-started", runId: "r1" },
+    ]);
+    const state = apply(empty(), decision);
+    expect(state.thread).toMatchObject({ status: "running", activeRunId: "r1", title: "T" });
+    // The decider places the message: positions count from 1, as for a message sent later.
+    expect(state.messages.map((row) => [row.messageId, row.position])).toEqual([["m", 1]]);
+    expect(state.runs.map((run) => run.status)).toEqual(["running"]);
   });
 });
 

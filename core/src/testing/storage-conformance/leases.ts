@@ -2,7 +2,7 @@
 // survive commits (or are taken by one), and unleased running/queued runs are recoverable.
 import { expect, it } from "vitest";
 import type { RunRow } from "../../state/rows.js";
-import { makeRunRow, makeThreadRow } from "../rows.js";
+import { makeMessageRow, makeRunRow, makeThreadRow } from "../rows.js";
 import type { ConformanceContext } from "./context.js";
 import { at, sortByRunId } from "./helpers.js";
 
@@ -93,6 +93,46 @@ export function leasesTests(ctx: ConformanceContext): void {
     expect(await lease(threadId, other.runId, "owner-b", 140, 240)).toBe(false);
     expect(await recoverableOf(threadId, 150)).toEqual([]);
     // A lease taken by a commit expires like any other.
+    expect(await recoverableOf(threadId, 250)).toEqual([{ threadId, runId: run.runId }]);
+  });
+
+  it("takes a run's lease in the commit that creates its thread, with the first message", async () => {
+    const threadId = id("t");
+    const thread = makeThreadRow({ threadId, scopeKey: id("s") });
+    const run = makeRunRow({ threadId, runId: id("r"), status: "running", createdAt: at(100) });
+    const message = makeMessageRow({ threadId, messageId: id("m"), position: 0 });
+    const result = await storage().commit({
+      threadId,
+      expectedVersion: 0,
+      events: [
+        { type: "thread-updated", thread },
+        { type: "message-upserted", message },
+        { type: "run-upserted", run },
+        { type: "thread-updated", thread: { ...thread, status: "running", activeRunId: run.runId } },
+      ],
+      now: at(100),
+      lease: { runId: run.runId, owner: "owner-a", expiresAt: at(200) },
+    });
+    expect(result).toEqual({ ok: true, version: 1 });
+    const loaded = await load(threadId);
+    expect(loaded.thread).toMatchObject({ status: "running", activeRunId: run.runId, version: 1 });
+    expect(loaded.messages.map((row) => row.messageId)).toEqual([message.messageId]);
+    expect(loaded.runs.map((row) => row.runId)).toEqual([run.runId]);
+    expect(await lease(threadId, run.runId, "owner-b", 110, 210)).toBe(false);
+    expect(await recoverableOf(threadId, 150)).toEqual([]);
+    // A second creation of the same thread writes nothing, its lease included.
+    const again = await storage().commit({
+      threadId,
+      expectedVersion: 0,
+      events: [
+        { type: "thread-updated", thread },
+        { type: "run-upserted", run: { ...run, step: 5 } },
+      ],
+      now: at(120),
+      lease: { runId: run.runId, owner: "owner-b", expiresAt: at(300) },
+    });
+    expect(again.ok).toBe(false);
+    expect((await load(threadId)).runs.map((row) => row.step)).toEqual([run.step]);
     expect(await recoverableOf(threadId, 250)).toEqual([{ threadId, runId: run.runId }]);
   });
 

@@ -1,0 +1,120 @@
+import { createPaiClient } from "@pai/client";
+import { defineAgent, defineTool } from "@pai/core";
+import { createTestRuntime, type TestRuntime } from "@pai/core/testing";
+import { memoryStorage } from "@pai/storage-memory";
+import { createTRPCUntypedClient, httpLink, isTRPCClientError } from "@trpc/client";
+import superjson from "superjson";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type HostUser, type RunningHost, startHost, transportFor } from "./host-app.js";
+
+// A new conversation in one request: threads.create with the first message, over real HTTP.
+
+const alice: HostUser = { userId: "alice", scopeKey: "acme" };
+
+const approve = defineTool({
+  id: "test.create-with-message.approve.v1",
+  description: "Ask for approval",
+  inputSchema: z.object({ summary: z.string() }),
+  outputSchema: z.object({ approved: z.boolean() }),
+  suspend: {
+    approval: {
+      suspendSchema: z.object({ prompt: z.string() }),
+      resumeSchema: z.object({ approved: z.boolean() }),
+    },
+  },
+  execute: (ctx: any) =>
+    ctx.entry.type === "initial" ? ctx.suspend("approval", { prompt: ctx.input.summary }) : ctx.entry.resume,
+});
+
+const runtimes: TestRuntime<any>[] = [];
+const hosts: RunningHost[] = [];
+afterEach(async () => {
+  await Promise.all(hosts.splice(0).map((host) => host.close()));
+  await Promise.all(runtimes.splice(0).map((runtime) => runtime.close()));
+});
+
+async function start() {
+  const runtime = await createTestRuntime({
+    storage: memoryStorage(),
+    agent: defineAgent({ name: "main", tools: { approve } }),
+    model: [
+      { toolCalls: [{ toolName: "approve", toolCallId: "call-1", input: { summary: "Ship v2" } }] },
+      { text: "Shipped." },
+    ],
+    scope: (identity) => {
+      const user = identity as HostUser;
+      return { scopeKey: user.scopeKey, userKey: user.userId };
+    },
+  });
+  runtimes.push(runtime);
+  const host = await startHost(runtime.pai.service);
+  hosts.push(host);
+  return { runtime, host };
+}
+
+function rawClient(url: string) {
+  return createTRPCUntypedClient({
+    links: [
+      httpLink({
+        url,
+        transformer: superjson,
+        headers: () => ({ authorization: `Bearer ${alice.userId}:${alice.scopeKey}` }),
+      }),
+    ],
+  });
+}
+
+describe("threads.create with a first message, over tRPC HTTP", () => {
+  it("one request creates the thread and starts its run; the typed client then answers the action", async () => {
+    const { runtime, host } = await start();
+    const client = createPaiClient({ transport: transportFor(host.url, alice) });
+    const before = host.requests.length;
+    const thread = await client.createThread({ title: "launch", message: { text: "ship it" } });
+    expect(host.requests.length - before).toBe(1);
+    await runtime.waitForIdle(thread.id);
+
+    const state = await thread.refresh();
+    expect(state.messages[0]).toMatchObject({ role: "user" });
+    const [action] = state.pending;
+    expect(action).toMatchObject({ name: "approve.approval", input: { prompt: "Ship v2" } });
+    await action!.submit({ approved: true });
+    await runtime.waitForIdle(thread.id);
+    const done = await thread.refresh();
+    expect(done.run?.status).toBe("completed");
+    expect(done.pending).toEqual([]);
+  });
+
+  it("answers the created row running, with its run's id, and refuses a bad first message with 400", async () => {
+    const { runtime, host } = await start();
+    const raw = rawClient(host.url);
+    const row = (await raw.mutation("pai.threads.create", { message: { text: "ship it" } })) as {
+      threadId: string;
+      status: string;
+      activeRunId: string | null;
+      scopeKey?: string;
+    };
+    expect(row.status).toBe("running");
+    expect(row.activeRunId).toEqual(expect.any(String));
+    expect(row.scopeKey).toBeUndefined();
+    await runtime.waitForIdle(row.threadId);
+
+    const bad = [
+      { message: { text: "" } },
+      { message: { text: "hi", extra: true } },
+      { message: { parts: [] } },
+      { clientData: { a: 1 } },
+      { message: { text: "hi" }, clientTools: [{ name: "approve", description: "x", inputSchema: {} }] },
+    ];
+    for (const input of bad) {
+      const error = await raw.mutation("pai.threads.create", input).then(
+        () => null,
+        (caught: unknown) => caught,
+      );
+      expect(isTRPCClientError(error), JSON.stringify(input)).toBe(true);
+      expect((error as { data?: { httpStatus?: number } }).data?.httpStatus, JSON.stringify(input)).toBe(400);
+    }
+    const listed = (await raw.query("pai.threads.list", {})) as { items: unknown[] };
+    expect(listed.items).toHaveLength(1);
+  });
+});
