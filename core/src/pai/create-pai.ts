@@ -11,6 +11,7 @@ import type { RuntimeOptions, ScopeOption } from "../runtime/runtime-options.js"
 import { idProblem, MAX_STORED_ID_LENGTH } from "../service/client-id.js";
 import { createService } from "../service/create-service.js";
 import type { PaiService } from "../service/service-types.js";
+import { WatchSlots } from "../service/watch-slots.js";
 import type { ScheduleRow, ThreadRow } from "../state/rows.js";
 import { scheduleTiming } from "../state/wake.js";
 import { attachInternals } from "./internals.js";
@@ -213,6 +214,7 @@ export function createPai<
       const manifest = await agentManifest(engine.agent(agentId).definition as never);
       return { agentId, ...manifest } as unknown as JsonObject;
     },
+    new WatchSlots(options.maxWatchesPerUser),
   );
   const timers = new Set<ReturnType<typeof setInterval>>();
   const pai: Pai<AgentsWithPlugins<TAgents, TPlugins>, TIdentity> = {

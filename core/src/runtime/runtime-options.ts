@@ -109,6 +109,13 @@ export type RuntimeOptions = {
   /** Maximum serialized size of a request's client-tool snapshot, in bytes. Default 64 KiB. */
   maxClientToolsBytes?: number;
   /**
+   * Watches (`threads.watch`, and every stream built on it: tRPC subscriptions, AI SDK chat
+   * streams) one user may hold open at once on this process; one more answers
+   * TOO_MANY_REQUESTS. Counted per scope and user key (per scope when the scope has no user
+   * key). Default 32; `Infinity` lifts the bound.
+   */
+  maxWatchesPerUser?: number;
+  /**
    * Observers of runtime events (runs, steps, model calls, tool calls, pending actions),
    * called synchronously and in order. Plugins' hooks are added after these.
    */

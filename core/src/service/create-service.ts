@@ -10,6 +10,7 @@ import { guardService } from "./guard-service.js";
 import type { Scope } from "./identity.js";
 import { mediaTypeProblem } from "./media-type.js";
 import type { PaiService } from "./service-types.js";
+import { WatchSlots } from "./watch-slots.js";
 import { watchThread } from "./watch-thread.js";
 
 const MAX_LIST_LIMIT = 200;
@@ -155,6 +156,7 @@ export function createService<TIdentity, TAgent = unknown>(
   engine: RuntimeCommands,
   scopeOf: (identity: unknown) => Promise<Scope>,
   manifest?: (agentId: string) => Promise<JsonObject>,
+  watches: WatchSlots = new WatchSlots(undefined),
 ): PaiService<TIdentity, TAgent> {
   const jsonObject = (value: unknown, name: string): JsonObject => {
     if (!value || typeof value !== "object" || Array.isArray(value)) {
@@ -292,14 +294,19 @@ export function createService<TIdentity, TAgent = unknown>(
         return engine.cancelRunOf(snapshot.thread.threadId, optionalText(reason, "reason"));
       },
       watch({ identity, threadId, afterVersion, signal }) {
-        // Checked on first iteration, like the thread's ownership.
+        // Checked on first iteration, like the thread's ownership; a slot is held until it ends.
         return (async function* () {
-          yield* watchThread(
-            engine,
-            () => ownThread(identity, threadId, "scope"),
-            versionOf(afterVersion),
-            signal,
-          );
+          const release = watches.take(await scopeOf(identity));
+          try {
+            yield* watchThread(
+              engine,
+              () => ownThread(identity, threadId, "scope"),
+              versionOf(afterVersion),
+              signal,
+            );
+          } finally {
+            release();
+          }
         })();
       },
     },
