@@ -16,6 +16,7 @@ import {
   suspendResume,
   suspendResumeCreateThenSend,
   twoStepRun,
+  WAIT_MS,
   watchedTwoStepRun,
 } from "./scenarios.ts";
 import {
@@ -153,13 +154,13 @@ export async function measureInProcessRows(memory: BenchEngine | undefined): Pro
   const approving = memory ? runtimeOn(memory.storage, "approve") : undefined;
   const host = approving ? await startBenchHost(approving, identity) : undefined;
   const bareTrpc = await startBareTrpcHost();
-  const bareFlow = () => bareTrpc.flow("create-with-message");
+  const bareFlow = () => bareTrpc.flow("waiting");
   await warmHttp([bareFlow, ...(host && approving ? [() => overHttp(approving, host)] : [])]);
   const roundTrips = await measure(
     [
       { name: "bare AI SDK approval round trip", fn: bareApproval },
       ...(approving ? [{ name: "PAI suspend->resume (memory)", fn: () => suspendResume(approving) }] : []),
-      { name: bareHttpName("create-with-message"), fn: bareFlow },
+      { name: bareHttpName("waiting"), fn: bareFlow },
       ...(host && approving
         ? [{ name: "PAI suspend->resume tRPC HTTP (memory)", fn: () => overHttp(approving, host) }]
         : []),
@@ -274,18 +275,27 @@ const bareHttpName = (start: FlowStart) => `bare tRPC HTTP, ${requestsOf(start)}
 const THEN_SEND = ", create then send";
 
 /**
- * Suspend -> resume as a client does it over tRPC HTTP: three requests when the thread is created
- * with its first message, four when it is created and then sent to.
+ * Suspend -> resume as a client does it over tRPC HTTP: two requests that each answer once their
+ * run stopped (`waitMs`), or the four of earlier passes (create, send, get, submit).
  */
-async function overHttp(pai: Pai, host: BenchHost, start: FlowStart = "create-with-message") {
+async function overHttp(pai: Pai, host: BenchHost, start: FlowStart = "waiting") {
   const { client } = host;
   const message = { text: "ship?" };
-  const thread =
-    start === "create-with-message"
-      ? await client.pai.threads.create.mutate({ message })
-      : await client.pai.threads.create.mutate({});
-  if (start === "create-then-send")
-    await client.pai.threads.send.mutate({ threadId: thread.threadId, message });
+  if (start === "waiting") {
+    const created = await client.pai.threads.create.mutate({ message, waitMs: WAIT_MS });
+    const pending = created.settled?.view.pending[0];
+    if (!pending) throw new Error("bench: expected a pending action over HTTP");
+    const answered = await client.pai.actions.submit.mutate({
+      threadId: created.threadId,
+      actionId: pending.ref.actionId,
+      payload: { approved: true },
+      waitMs: WAIT_MS,
+    });
+    if (!answered.settled?.done) throw new Error("bench: the run did not finish over HTTP");
+    return;
+  }
+  const thread = await client.pai.threads.create.mutate({});
+  await client.pai.threads.send.mutate({ threadId: thread.threadId, message });
   // The client learns the run parked (a watch would push it); waiting in-process keeps the HTTP cost isolated.
   await pai.waitForIdle(thread.threadId);
   const snapshot = await client.pai.threads.get.query({ threadId: thread.threadId });
@@ -338,7 +348,7 @@ export async function benchSuspendResume(engines: BenchEngine[], early: InProces
     if (task) thenSendFloors.set(engine.name, task);
   }
   const bareTrpc = hosts.length > 0 ? await startBareTrpcHost() : undefined;
-  const starts: FlowStart[] = ["create-with-message", "create-then-send"];
+  const starts: FlowStart[] = ["waiting", "create-then-send"];
   const bareBeside = (start: FlowStart) => `${bareHttpName(start)}, same rounds`;
   const sequences = await Promise.all(
     hosts.map(async ({ engine }) => {
@@ -392,9 +402,9 @@ export async function benchSuspendResume(engines: BenchEngine[], early: InProces
   await early.close();
   const byName = (name: string) => [...early.suspendResume, ...sql].find((entry) => entry.name === name);
   const bare = byName("bare AI SDK approval round trip")!;
-  const bareHttp = byName(bareHttpName("create-with-message"))!;
-  const floorMs = (engineName: string, start: FlowStart = "create-with-message") => {
-    const floor = (start === "create-with-message" ? floors : thenSendFloors).get(engineName);
+  const bareHttp = byName(bareHttpName("waiting"))!;
+  const floorMs = (engineName: string, start: FlowStart = "waiting") => {
+    const floor = (start === "waiting" ? floors : thenSendFloors).get(engineName);
     return floor ? byName(floor.name)?.medianMs : undefined;
   };
   // Printed in process first, then over HTTP, each with its floor where the engine has one.
@@ -409,7 +419,7 @@ export async function benchSuspendResume(engines: BenchEngine[], early: InProces
   for (const { engine } of hosts) {
     add(`PAI suspend->resume${THEN_SEND} (${engine.name})`, floorMs(engine.name, "create-then-send"));
   }
-  add(bareHttpName("create-with-message"));
+  add(bareHttpName("waiting"));
   add("PAI suspend->resume tRPC HTTP (memory)", bareHttp.medianMs);
   for (const start of starts) {
     add(bareBeside(start));
@@ -443,7 +453,7 @@ export async function benchSuspendResume(engines: BenchEngine[], early: InProces
     );
   }
   log(
-    '- the flow creates the thread with its first message (one request and one commit fewer); the rows marked "create then send" make a separate send, as passes before the nineteenth did',
+    '- the flow creates the thread with its first message and both calls wait for their run to stop (waitMs): two requests, six commits, no read; the rows marked "create then send" create, send, read and submit, as passes before the nineteenth did',
   );
   results.suspendResume = rows.map(({ measurement, floorMs }) => ({
     ...measurement,

@@ -46,15 +46,27 @@ export async function watchedTwoStepRun(pai: Pai) {
   return events;
 }
 
+/** Long enough never to pass in the bench: a call that waits answers when its run stops. */
+export const WAIT_MS = 30_000;
+
 /**
- * A tool suspends, the client reads the thread, answers, and the run finishes. The thread is
- * created with its first message (one request and one commit); `suspendResumeCreateThenSend` is
- * the same flow with a separate `send`, as every round-2 pass before the nineteenth measured it.
+ * A tool suspends, the client learns of the pending action, answers it, and the run finishes.
+ * The thread is created with its first message, and both calls wait for their run to stop
+ * (`waitMs`), so the client needs no read: two calls, six commits. `suspendResumeCreateThenSend`
+ * is the flow every round-2 pass before the nineteenth measured: create, send, read, submit.
  */
 export async function suspendResume(pai: Pai) {
-  const thread = await pai.service.threads.create({ identity, message: { text: "ship?" } });
-  await pai.waitForIdle(thread.threadId);
-  await readAndAnswer(pai, thread.threadId);
+  const created = await pai.service.threads.create({ identity, message: { text: "ship?" }, waitMs: WAIT_MS });
+  const action = created.settled?.snapshot.actions.find((candidate) => candidate.state === "pending");
+  if (!action) throw new Error("bench: expected a pending action");
+  const answered = await pai.service.actions.submit({
+    identity,
+    threadId: created.threadId,
+    actionId: action.actionId,
+    payload: { approved: true },
+    waitMs: WAIT_MS,
+  });
+  if (!answered.settled?.done) throw new Error("bench: the run did not finish");
 }
 
 export async function suspendResumeCreateThenSend(pai: Pai) {

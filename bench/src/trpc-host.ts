@@ -50,48 +50,64 @@ export async function startBenchHost(pai: Pai, identity: unknown): Promise<Bench
 
 /** What the requests of the floors' flows need of a client (their routers have the same procedures). */
 type FlowClient = {
-  create: { mutate(input: unknown): Promise<{ threadId: string }> };
+  create: {
+    mutate(
+      input: unknown,
+    ): Promise<{ threadId: string; settled?: { view: { pending: Array<{ ref: { actionId: string } }> } } }>;
+  };
   send: { mutate(input: unknown): Promise<unknown> };
   get: { query(input: unknown): Promise<{ actions: Array<{ actionId: string }> }> };
   submit: { mutate(input: unknown): Promise<unknown> };
 };
 
 /**
- * How the flow starts its thread: created with its first message (three requests in all), or
- * created and then sent to (four), as every round-2 pass before the nineteenth measured it.
+ * How the flow runs: `waiting`, two requests (`create` with the first message and `submit`, each
+ * answering once its run stopped: `waitMs`), or `create-then-send`, four (create, send, get,
+ * submit), as every round-2 pass before the nineteenth measured it.
  */
-export type FlowStart = "create-with-message" | "create-then-send";
+export type FlowStart = "waiting" | "create-then-send";
 
-export const requestsOf = (start: FlowStart) => (start === "create-with-message" ? 3 : 4);
+export const requestsOf = (start: FlowStart) => (start === "waiting" ? 2 : 4);
+
+/** Long enough never to pass in the bench. */
+const WAIT_MS = 30_000;
 
 /**
  * The suspend -> resume flow's requests; `settled`, when given, waits for what the first message
- * and `submit` set going.
+ * and `submit` set going in the flow that does not wait.
  */
 async function flowRequests(client: FlowClient, start: FlowStart, settled?: () => Promise<unknown>) {
   const message = { text: "ship?" };
-  let threadId: string;
-  if (start === "create-with-message") {
-    threadId = (await client.create.mutate({ message })).threadId;
-  } else {
-    threadId = (await client.create.mutate({})).threadId;
-    await client.send.mutate({ threadId, message });
+  if (start === "waiting") {
+    const created = await client.create.mutate({ message, waitMs: WAIT_MS });
+    const actionId = created.settled?.view.pending[0]?.ref.actionId;
+    await client.submit.mutate({ threadId: created.threadId, actionId, waitMs: WAIT_MS });
+    return;
   }
+  const { threadId } = await client.create.mutate({});
+  await client.send.mutate({ threadId, message });
   if (settled) await settled();
   const snapshot = await client.get.query({ threadId });
   await client.submit.mutate({ threadId, actionId: snapshot.actions[0]?.actionId });
   if (settled) await settled();
 }
 
+const settledView = { done: true, view: { pending: [{ ref: { actionId: "a" } }] } };
+const waits = (input: unknown) => (input as { waitMs?: unknown } | undefined)?.waitMs !== undefined;
+
 /**
  * The floor under the PAI rows: the same server and client with no-op procedures shaped like
  * the suspend -> resume flow, so the HTTP row reads as PAI against tRPC rather than against in process.
  */
 const bareRouter = t.router({
-  create: t.procedure.input((value) => value).mutation(() => ({ threadId: "t" })),
+  create: t.procedure
+    .input((value) => value)
+    .mutation(({ input }) => (waits(input) ? { threadId: "t", settled: settledView } : { threadId: "t" })),
   send: t.procedure.input((value) => value).mutation(() => ({ accepted: true })),
   get: t.procedure.input((value) => value).query(() => ({ actions: [{ actionId: "a", state: "pending" }] })),
-  submit: t.procedure.input((value) => value).mutation(() => ({ accepted: true })),
+  submit: t.procedure
+    .input((value) => value)
+    .mutation(({ input }) => (waits(input) ? { accepted: true, settled: settledView } : { accepted: true })),
 });
 
 export async function startBareTrpcHost() {
@@ -109,35 +125,36 @@ export async function startBareTrpcHost() {
  * flow sends, where and when it sends them. `create`, `send` and `submit` answer after a durable
  * insert, `get` after a `select 1`; a first message (`send`, or `create` with one) and `submit`
  * then leave two more inserts running one after the other (the run's step and its suspension,
- * or the tool's result and the last step), and the client waits for those as the PAI flow waits
- * for the run to be idle. No PAI code runs: what it takes is tRPC and Postgres doing the flow's
- * work in the flow's order, with the gaps between the statements that HTTP puts there (a
- * statement after an idle spell costs more than one right after another; bench/README.md,
- * sixteenth pass).
+ * or the tool's result and the last step). A request that waits (`waitMs`) answers after those;
+ * otherwise the client waits for them as the PAI flow waits for the run to be idle. No PAI code
+ * runs: what it takes is tRPC and Postgres doing the flow's work in the flow's order, with the
+ * gaps between the statements that HTTP puts there (a statement after an idle spell costs more
+ * than one right after another; bench/README.md, sixteenth pass).
  */
 export async function startSequenceFloorHost(db: Kysely<any>, table: string) {
   let background: Promise<void> = Promise.resolve();
-  const insertThenWork = async (startsWork: boolean) => {
+  const insertThenWork = async (input: unknown, startsWork: boolean) => {
     await insertOne(db, table);
     if (startsWork) {
       background = (async () => {
         await insertOne(db, table);
         await insertOne(db, table);
       })();
+      if (waits(input)) await background;
     }
   };
   const startsWork = t.procedure
     .input((value) => value)
-    .mutation(async () => {
-      await insertThenWork(true);
-      return { accepted: true };
+    .mutation(async ({ input }) => {
+      await insertThenWork(input, true);
+      return waits(input) ? { accepted: true, settled: settledView } : { accepted: true };
     });
   const router = t.router({
     create: t.procedure
       .input((value) => value)
       .mutation(async ({ input }) => {
-        await insertThenWork((input as { message?: unknown }).message !== undefined);
-        return { threadId: "t" };
+        await insertThenWork(input, (input as { message?: unknown }).message !== undefined);
+        return waits(input) ? { threadId: "t", settled: settledView } : { threadId: "t" };
       }),
     send: startsWork,
     get: t.procedure

@@ -11,8 +11,18 @@ import type {
 } from "@pai/core";
 import type { ClientUploadedFile } from "@pai/core/protocol";
 
-/** The input of a service method without the `identity` the server adds from its own context. */
-type ClientInput<TMethod extends (input: never) => unknown> = Omit<Parameters<TMethod>[0], "identity">;
+/**
+ * The input of a service method without the `identity` the server adds from its own context, and
+ * without `waitMs`: the thread client learns a run's progress by watching or refreshing, and a
+ * transport answers a waiting call in its own shape (tRPC: the client view).
+ */
+type ClientInput<TMethod extends (input: never) => unknown> = Omit<
+  Parameters<TMethod>[0],
+  "identity" | "waitMs"
+>;
+
+/** A result as a transport answers it to a call that did not wait. */
+type Answered<T> = Omit<T, "settled">;
 
 /** A file fetched through a transport: its bytes inline, or a time-limited URL to download them. */
 export type FileDownload =
@@ -30,7 +40,7 @@ export interface PaiTransport {
     create(input: ClientInput<PaiService["threads"]["create"]>): Promise<ThreadRow>;
     list(input?: ClientInput<PaiService["threads"]["list"]>): Promise<ListResult<ThreadRow>>;
     get(input: { threadId: string }): Promise<ThreadSnapshot>;
-    send(input: ClientInput<PaiService["threads"]["send"]>): Promise<SendResult>;
+    send(input: ClientInput<PaiService["threads"]["send"]>): Promise<Answered<SendResult>>;
     cancel(input: { threadId: string; reason?: string }): Promise<{ version: number }>;
     /**
      * Committed events after `afterVersion`, then live events until `signal` aborts. May end or
@@ -46,9 +56,9 @@ export interface PaiTransport {
   };
   actions: {
     list(input?: ClientInput<PaiService["actions"]["list"]>): Promise<ListResult<ActionRow>>;
-    submit(input: ClientInput<PaiService["actions"]["submit"]>): Promise<ActionResult>;
-    cancel(input: ClientInput<PaiService["actions"]["cancel"]>): Promise<ActionResult>;
-    fail(input: ClientInput<PaiService["actions"]["fail"]>): Promise<ActionResult>;
+    submit(input: ClientInput<PaiService["actions"]["submit"]>): Promise<Answered<ActionResult>>;
+    cancel(input: ClientInput<PaiService["actions"]["cancel"]>): Promise<Answered<ActionResult>>;
+    fail(input: ClientInput<PaiService["actions"]["fail"]>): Promise<Answered<ActionResult>>;
   };
   files: {
     upload(input: {

@@ -224,6 +224,8 @@ export type {
   PaiService,
   RunRequestOptions,
   SendResult,
+  SettledRun,
+  WaitOption,
   WatchEvent,
   WithIdentity,
 } from "./service/service-types.js";

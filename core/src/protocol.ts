@@ -5,6 +5,7 @@
 export { idProblem, MAX_ID_LENGTH, MAX_STORED_ID_LENGTH } from "./service/client-id.js";
 export { fileUrlProblem } from "./service/file-url.js";
 export { mediaTypeProblem } from "./service/media-type.js";
+export { MAX_WAIT_MS } from "./service/settle-run.js";
 export type {
   ClientActionRow,
   ClientRunRow,

@@ -1,10 +1,11 @@
 // What clients send and receive through the PAI procedures, typed from the agents where a
 // contract is known: the submit input, the thread view and its pending actions, watch events.
 import type { IsOpenContract, PaiPendingAction } from "@pai/client";
-import type { ActionResult, WatchEvent } from "@pai/core";
+import type { ActionResult, SendResult, WatchEvent } from "@pai/core";
 import type {
   ClientActionRow,
   ClientThreadEvent,
+  ClientThreadRow,
   ClientThreadView,
   PendingActionData,
 } from "@pai/core/protocol";
@@ -48,6 +49,8 @@ export type PaiSubmitInput<TAgent> = {
     outputSchema?: Record<string, unknown>;
   }>;
   clientData?: unknown;
+  /** Answer once the action's run stopped (parked, ended), at most this long (ms, up to 60,000). */
+  waitMs?: number;
 } & PaiSubmitAnswer<TAgent>;
 
 /**
@@ -83,5 +86,22 @@ export type ClientViewEvent<TAgent = unknown> =
   | { type: "state"; version: number; view: PaiThreadView<TAgent> }
   | Extract<WatchEvent, { type: "live" }>;
 
+/**
+ * What a call made with `waitMs` adds to its answer: the thread as the client view once the run
+ * stopped, or as it stood when `waitMs` passed (`done: false`).
+ */
+export type PaiSettledView<TAgent = unknown> = { done: boolean; view: PaiThreadView<TAgent> };
+
 /** An action result as clients receive it. */
-export type ClientActionResult = Omit<ActionResult, "action"> & { action: ClientActionRow };
+export type ClientActionResult<TAgent = unknown> = Omit<ActionResult, "action" | "settled"> & {
+  action: ClientActionRow;
+  settled?: PaiSettledView<TAgent>;
+};
+
+/** `threads.send`'s answer as clients receive it. */
+export type ClientSendResult<TAgent = unknown> = Omit<SendResult, "settled"> & {
+  settled?: PaiSettledView<TAgent>;
+};
+
+/** `threads.create`'s answer: the created row, and with `waitMs` the settled thread. */
+export type ClientCreatedThread<TAgent = unknown> = ClientThreadRow & { settled?: PaiSettledView<TAgent> };

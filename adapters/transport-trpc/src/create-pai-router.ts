@@ -1,4 +1,11 @@
-import { type ActionResult, type Identity, type ListResult, PaiError, type PaiService } from "@pai/core";
+import {
+  type ActionResult,
+  type Identity,
+  type ListResult,
+  PaiError,
+  type PaiService,
+  type SettledRun,
+} from "@pai/core";
 import {
   applyStoredEvents,
   type ClientActionRow,
@@ -24,8 +31,11 @@ import { boundedInputError, type MiddlewareResult } from "./bounded-input-error.
 import { createChatProcedures, type PaiChatStreams } from "./chat-procedures.js";
 import type {
   ClientActionResult,
+  ClientCreatedThread,
+  ClientSendResult,
   ClientViewEvent,
   ClientWatchEvent,
+  PaiSettledView,
   PaiSubmitInput,
   PaiThreadView,
 } from "./client-shapes.js";
@@ -49,10 +59,15 @@ export type PaiBaseProcedure<TContext, TMeta, TContextOverrides, TErrorShape> = 
   TErrorShape
 >;
 
-const clientResult = (result: ActionResult): ClientActionResult => ({
-  ...result,
-  action: toClientAction(result.action),
-});
+/** A waiting call's settled thread as the client view (no scope key, no internal fields). */
+function clientSettled<TAgent>(settled: SettledRun | undefined): { settled?: PaiSettledView<TAgent> } {
+  if (!settled) return {};
+  return { settled: { done: settled.done, view: toClientView(settled.snapshot) as PaiThreadView<TAgent> } };
+}
+
+function clientResult<TAgent>({ settled, ...result }: ActionResult): ClientActionResult<TAgent> {
+  return { ...result, action: toClientAction(result.action), ...clientSettled<TAgent>(settled) };
+}
 
 export type CreatePaiRouterOptions<
   TContext,
@@ -170,10 +185,11 @@ export function createPaiRouter<
 
     threads: {
       create: procedure.input(schemas.threads.create).mutation(({ ctx, input }) =>
-        call("threads.create", ctx, async (identity): Promise<ClientThreadRow> => {
+        call("threads.create", ctx, async (identity): Promise<ClientCreatedThread<TAgent>> => {
           const created = service.threads.create({ ...input, identity });
           // With a first message, the run it started goes first, as after `send`.
-          return toClientThread(await (input?.message ? afterStartedWork(created) : created));
+          const { settled, ...row } = await (input?.message ? afterStartedWork(created) : created);
+          return { ...toClientThread(row), ...clientSettled<TAgent>(settled) };
         }),
       ),
       list: procedure.input(schemas.threads.list).query(({ ctx, input }) =>
@@ -205,13 +221,12 @@ export function createPaiRouter<
               toClientSnapshot(await service.threads.get({ ...input, identity })),
           ),
         ),
-      send: procedure
-        .input(schemas.threads.send)
-        .mutation(({ ctx, input }) =>
-          call("threads.send", ctx, (identity) =>
-            afterStartedWork(service.threads.send({ ...input, identity })),
-          ),
-        ),
+      send: procedure.input(schemas.threads.send).mutation(({ ctx, input }) =>
+        call("threads.send", ctx, async (identity): Promise<ClientSendResult<TAgent>> => {
+          const { settled, ...sent } = await afterStartedWork(service.threads.send({ ...input, identity }));
+          return { ...sent, ...clientSettled<TAgent>(settled) };
+        }),
+      ),
       cancel: procedure
         .input(schemas.threads.cancel)
         .mutation(({ ctx, input }) =>
@@ -319,21 +334,23 @@ export function createPaiRouter<
         .mutation(({ ctx, input }) =>
           call("actions.submit", ctx, async (identity) => {
             const { untyped: _untyped, ...answer } = input;
-            return clientResult(await afterStartedWork(service.actions.submit({ ...answer, identity })));
+            return clientResult<TAgent>(
+              await afterStartedWork(service.actions.submit({ ...answer, identity })),
+            );
           }),
         ),
       cancel: procedure
         .input(schemas.actions.cancel)
         .mutation(({ ctx, input }) =>
           call("actions.cancel", ctx, async (identity) =>
-            clientResult(await afterStartedWork(service.actions.cancel({ ...input, identity }))),
+            clientResult<TAgent>(await afterStartedWork(service.actions.cancel({ ...input, identity }))),
           ),
         ),
       fail: procedure
         .input(schemas.actions.fail)
         .mutation(({ ctx, input }) =>
           call("actions.fail", ctx, async (identity) =>
-            clientResult(await afterStartedWork(service.actions.fail({ ...input, identity }))),
+            clientResult<TAgent>(await afterStartedWork(service.actions.fail({ ...input, identity }))),
           ),
         ),
     },

@@ -1,10 +1,13 @@
 export type { PaiChatParseLimits } from "./chat-procedures.js";
 export type {
   ClientActionResult,
+  ClientCreatedThread,
+  ClientSendResult,
   ClientViewEvent,
   ClientWatchEvent,
   PaiAnswerOutsideTheContract,
   PaiPendingActionData,
+  PaiSettledView,
   PaiSubmitAnswer,
   PaiSubmitInput,
   PaiThreadView,

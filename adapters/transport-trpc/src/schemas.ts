@@ -1,5 +1,11 @@
 import { type JsonObject, type JsonValue, normalizeJson, PaiError } from "@pai/core";
-import { fileUrlProblem, idProblem, MAX_STORED_ID_LENGTH, mediaTypeProblem } from "@pai/core/protocol";
+import {
+  fileUrlProblem,
+  idProblem,
+  MAX_STORED_ID_LENGTH,
+  MAX_WAIT_MS,
+  mediaTypeProblem,
+} from "@pai/core/protocol";
 import { z } from "zod";
 import { BASE64_PATTERN } from "./base64.js";
 
@@ -108,6 +114,8 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
     clientTools: z.array(clientTool).max(limits.maxClientTools).optional(),
     clientData: json.optional(),
   };
+  /** Answer once the run stopped (parked, ended), at most this long: see `WaitOption`. */
+  const waitMs = z.number().int().min(1).max(MAX_WAIT_MS).optional();
   /**
    * A file part's URL: https:, http: or data: only (a data: URL with its data), within the text
    * limit. Any other scheme would stay in the thread's history and fail every later model call.
@@ -167,11 +175,18 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
           /** The first message: the thread is created with it and its run started in one commit. */
           message: message.optional(),
           ...runRequest,
+          waitMs,
         })
         .optional(),
       list: z.strictObject({ agentId: id.optional(), ...page }).optional(),
       get: z.strictObject({ threadId: id }),
-      send: z.strictObject({ threadId: id, message, cancelPending: z.boolean().optional(), ...runRequest }),
+      send: z.strictObject({
+        threadId: id,
+        message,
+        cancelPending: z.boolean().optional(),
+        ...runRequest,
+        waitMs,
+      }),
       cancel: z.strictObject({ threadId: id, reason: text.optional() }),
       watch: z.strictObject({
         threadId: id,
@@ -199,18 +214,21 @@ export function createPaiSchemas(limits: PaiRouterLimits) {
         payload: z.unknown().superRefine(bounded),
         idempotencyKey: id.optional(),
         ...runRequest,
+        waitMs,
       }),
       cancel: z.strictObject({
         threadId: id,
         actionId: id,
         reason: text.optional(),
         idempotencyKey: id.optional(),
+        waitMs,
       }),
       fail: z.strictObject({
         threadId: id,
         actionId: id,
         error: z.union([text, z.strictObject({ message: text })]),
         idempotencyKey: id.optional(),
+        waitMs,
       }),
     },
     files: {

@@ -117,4 +117,37 @@ describe("threads.create with a first message, over tRPC HTTP", () => {
     const listed = (await raw.query("pai.threads.list", {})) as { items: unknown[] };
     expect(listed.items).toHaveLength(1);
   });
+
+  it("with waitMs, create answers the parked run's pending action and submit the finished thread: two requests", async () => {
+    const { host } = await start();
+    const raw = rawClient(host.url);
+    const before = host.requests.length;
+    const created = (await raw.mutation("pai.threads.create", {
+      message: { text: "ship it" },
+      waitMs: 5_000,
+    })) as { threadId: string; settled?: { done: boolean; view: any } };
+    expect(created.settled?.done).toBe(true);
+    const [pending] = created.settled!.view.pending;
+    expect(pending).toMatchObject({ name: "approve.approval", input: { prompt: "Ship v2" } });
+    const answered = (await raw.mutation("pai.actions.submit", {
+      threadId: created.threadId,
+      actionId: pending.ref.actionId,
+      name: pending.name,
+      payload: { approved: true },
+      waitMs: 5_000,
+    })) as { settled?: { done: boolean; view: any } };
+    expect(host.requests.length - before).toBe(2);
+    expect(answered.settled?.done).toBe(true);
+    expect(answered.settled!.view.run.status).toBe("completed");
+    expect(answered.settled!.view.pending).toEqual([]);
+    // The client view only: no scope key, no stored identity.
+    expect(JSON.stringify([created, answered])).not.toMatch(/scopeKey|"identity"/);
+    const error = await raw
+      .mutation("pai.threads.send", { threadId: created.threadId, message: { text: "x" }, waitMs: 60_001 })
+      .then(
+        () => null,
+        (caught: unknown) => caught,
+      );
+    expect((error as { data?: { httpStatus?: number } }).data?.httpStatus).toBe(400);
+  });
 });

@@ -6,7 +6,6 @@ import {
   defineTool,
   type JsonObject,
   type ListResult,
-  type SendResult,
   type WatchEvent,
 } from "@pai/core";
 import type { ClientThreadRow, ClientThreadSnapshot, ClientThreadView } from "@pai/core/protocol";
@@ -16,7 +15,12 @@ import superjson from "superjson";
 import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { trpcTransport } from "../src/client.js";
-import { type ClientActionResult, createPaiRouter } from "../src/index.js";
+import {
+  type ClientActionResult,
+  type ClientCreatedThread,
+  type ClientSendResult,
+  createPaiRouter,
+} from "../src/index.js";
 import type { HostRouter } from "./host-app.js";
 
 type Outputs = inferRouterOutputs<HostRouter>;
@@ -26,8 +30,16 @@ describe("types of the PAI procedures in a host router", () => {
   it("infers procedure outputs in the client", () => {
     expectTypeOf<Outputs["pai"]["threads"]["get"]>().toEqualTypeOf<ClientThreadView>();
     expectTypeOf<Outputs["pai"]["threads"]["snapshot"]>().toEqualTypeOf<ClientThreadSnapshot>();
-    expectTypeOf<Outputs["pai"]["threads"]["create"]>().toEqualTypeOf<ClientThreadRow>();
+    expectTypeOf<Outputs["pai"]["threads"]["create"]>().toEqualTypeOf<ClientCreatedThread>();
     expectTypeOf<Outputs["pai"]["actions"]["submit"]>().toEqualTypeOf<ClientActionResult>();
+    // A call made with waitMs answers the settled thread as the client view, never the stored rows.
+    expectTypeOf<NonNullable<Outputs["pai"]["threads"]["send"]["settled"]>>().toEqualTypeOf<{
+      done: boolean;
+      view: ClientThreadView;
+    }>();
+    expectTypeOf<
+      NonNullable<Outputs["pai"]["actions"]["fail"]["settled"]>["view"]
+    >().toEqualTypeOf<ClientThreadView>();
     expectTypeOf<Outputs["pai"]["threads"]["list"]["nextCursor"]>().toEqualTypeOf<string | null>();
   });
 
@@ -35,6 +47,8 @@ describe("types of the PAI procedures in a host router", () => {
     expectTypeOf<Inputs["pai"]["threads"]["get"]>().toEqualTypeOf<{ threadId: string }>();
     expectTypeOf<Inputs["pai"]["actions"]["fail"]["error"]>().toEqualTypeOf<string | { message: string }>();
     expectTypeOf<Inputs["pai"]["threads"]["watch"]>().toHaveProperty("lastEventId");
+    expectTypeOf<Inputs["pai"]["threads"]["send"]["waitMs"]>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<Inputs["pai"]["actions"]["submit"]["waitMs"]>().toEqualTypeOf<number | undefined>();
     // @ts-expect-error a thread id is a string
     const wrong: Inputs["pai"]["threads"]["get"] = { threadId: 1 };
     void wrong;
@@ -58,8 +72,8 @@ describe("types through @trpc/client", () => {
 
   it("infers procedure outputs from the router type in the tRPC client", () => {
     expectTypeOf(trpc.pai.threads.get.query).returns.resolves.toEqualTypeOf<ClientThreadView>();
-    expectTypeOf(trpc.pai.threads.create.mutate).returns.resolves.toEqualTypeOf<ClientThreadRow>();
-    expectTypeOf(trpc.pai.threads.send.mutate).returns.resolves.toEqualTypeOf<SendResult>();
+    expectTypeOf(trpc.pai.threads.create.mutate).returns.resolves.toEqualTypeOf<ClientCreatedThread>();
+    expectTypeOf(trpc.pai.threads.send.mutate).returns.resolves.toEqualTypeOf<ClientSendResult>();
     expectTypeOf(trpc.pai.threads.list.query).returns.resolves.toEqualTypeOf<ListResult<ClientThreadRow>>();
     expectTypeOf(trpc.pai.actions.submit.mutate).returns.resolves.toEqualTypeOf<ClientActionResult>();
     expectTypeOf(trpc.pai.actions.cancel.mutate).returns.resolves.toEqualTypeOf<ClientActionResult>();

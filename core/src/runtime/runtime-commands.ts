@@ -13,7 +13,7 @@ import type { ThreadStore } from "./thread-store.js";
  * writes outside a command; the runtime's parts stay behind it.
  */
 export interface RuntimeCommands {
-  readonly store: Pick<ThreadStore, "load" | "read" | "loadForWrite" | "require" | "storage">;
+  readonly store: Pick<ThreadStore, "load" | "read" | "loadForWrite" | "require" | "storage" | "kept">;
   readonly notifier: NotifierV1;
   readonly files: FilesV1 | undefined;
   readonly generateId: () => string;
@@ -31,5 +31,7 @@ export interface RuntimeCommands {
   validateClientTools(agentId: string, tools: ClientToolSnapshot[] | undefined): ClientToolSnapshot[];
   startOrQueueRun(input: StartOrQueueInput): Promise<{ runId: string; version: number; queued: boolean }>;
   cancelRunOf(threadId: string, reason: string | null): Promise<{ version: number }>;
+  /** Settles once this process has no work in flight for the thread. */
+  waitForIdle(threadId: string): Promise<void>;
   resolve(input: ResolveRequest): Promise<{ action: ActionRow; version: number }>;
 }

@@ -142,6 +142,15 @@ export class ThreadStore {
     };
   }
 
+  /**
+   * A copy of the snapshot this process holds of the thread (driven now, or run last), with no
+   * storage read: the thread as of this process's last commit to it, which may be behind storage.
+   */
+  kept(threadId: string): ThreadSnapshot | undefined {
+    const snapshot = this.#cache.get(threadId) ?? this.#recent.get(threadId);
+    return snapshot ? copyRows(snapshot) : undefined;
+  }
+
   /** Latest snapshot: cached while driven, otherwise one storage read. */
   async snapshot(threadId: string): Promise<ThreadSnapshot> {
     return this.#cache.get(threadId) ?? (await this.require(threadId));

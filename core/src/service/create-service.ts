@@ -1,151 +1,26 @@
 import { PaiError } from "../errors/pai-error.js";
 import { assertPlainKeys, type JsonObject } from "../json/json-value.js";
-import { isBlankTextPart } from "../runtime/message-rows.js";
+import type { ResolveRequest } from "../runtime/resolve-action.js";
 import type { RuntimeCommands } from "../runtime/runtime-commands.js";
 import type { CreateThreadInput } from "../runtime/runtime-core.js";
 import type { ThreadSnapshot } from "../state/snapshot.js";
-import { idProblem, MAX_ID_LENGTH, MAX_STORED_ID_LENGTH } from "./client-id.js";
-import { fileUrlProblem } from "./file-url.js";
 import { guardService } from "./guard-service.js";
 import type { Scope } from "./identity.js";
-import { mediaTypeProblem } from "./media-type.js";
+import {
+  checkMessage,
+  clampLimit,
+  cursorOf,
+  failureOf,
+  optionalText,
+  requireId,
+  requireMediaType,
+  requireString,
+  versionOf,
+} from "./service-inputs.js";
 import type { PaiService } from "./service-types.js";
+import { waitMsOf, withSettled } from "./settle-run.js";
 import { WatchSlots } from "./watch-slots.js";
 import { watchThread } from "./watch-thread.js";
-
-const MAX_LIST_LIMIT = 200;
-
-function clampLimit(limit: number | undefined, fallback = 50): number {
-  if (limit === undefined) return fallback;
-  if (!Number.isInteger(limit) || limit < 1) {
-    throw new PaiError("INVALID_INPUT", `limit must be a positive integer (got ${limit}).`);
-  }
-  return Math.min(limit, MAX_LIST_LIMIT);
-}
-
-/** Largest thread version a storage column holds (signed 32-bit). */
-export const MAX_THREAD_VERSION = 2_147_483_647;
-const MAX_TEXT = 100_000;
-
-function optionalText(value: unknown, name: string): string | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== "string" || value.length > MAX_TEXT) {
-    throw new PaiError("INVALID_INPUT", `${name} must be a string of at most ${MAX_TEXT} characters.`);
-  }
-  return value;
-}
-
-function versionOf(value: unknown): number {
-  if (value === undefined) return 0;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > MAX_THREAD_VERSION) {
-    throw new PaiError(
-      "INVALID_INPUT",
-      `afterVersion must be an integer from 0 to ${MAX_THREAD_VERSION} (got ${String(value).slice(0, 40)}).`,
-    );
-  }
-  return value;
-}
-
-function cursorOf(value: unknown): string | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== "string" || value.length > 4096) {
-    throw new PaiError("INVALID_INPUT", "cursor must be the nextCursor string of the previous page.");
-  }
-  return value;
-}
-
-/** A user message as the client sent it: text, or native text/file parts, bounded. */
-function checkMessage(message: unknown): void {
-  if (!message || typeof message !== "object" || Array.isArray(message)) {
-    throw new PaiError("INVALID_INPUT", "message must be { text } or { parts }.");
-  }
-  const record = message as Record<string, unknown>;
-  if (record.id !== undefined) requireId(record.id, "message.id", MAX_STORED_ID_LENGTH);
-  if ("text" in record) {
-    if (typeof record.text !== "string" || record.text.trim().length === 0 || record.text.length > MAX_TEXT) {
-      throw new PaiError(
-        "INVALID_INPUT",
-        `message.text must be a non-empty string of at most ${MAX_TEXT} characters.`,
-      );
-    }
-    return;
-  }
-  const parts = record.parts;
-  if (!Array.isArray(parts) || parts.length === 0 || parts.length > 64) {
-    throw new PaiError("INVALID_INPUT", "message.parts must be an array of 1 to 64 text or file parts.");
-  }
-  parts.forEach((part: Record<string, unknown> | null, index) => {
-    const at = `message.parts[${index}]`;
-    if (part?.type === "text" && typeof part.text === "string" && part.text.length <= MAX_TEXT) return;
-    if (
-      part?.type === "file" &&
-      typeof part.mediaType === "string" &&
-      mediaTypeProblem(part.mediaType) === null &&
-      typeof part.url === "string" &&
-      part.url.length <= MAX_TEXT &&
-      (part.filename === undefined || (typeof part.filename === "string" && part.filename.length <= 1024))
-    ) {
-      const problem = fileUrlProblem(part.url);
-      if (problem === null) return;
-      throw new PaiError("INVALID_INPUT", `${at}.url ${problem}`, {
-        issues: [{ path: ["message", "parts", index, "url"], message: `${at}.url ${problem}` }],
-      });
-    }
-    throw new PaiError(
-      "INVALID_INPUT",
-      `${at} must be { type: "text", text } or { type: "file", mediaType, url, filename? } with bounded strings.`,
-    );
-  });
-  // Blank text parts are dropped when the message is stored (some providers refuse an empty text
-  // block, and a stored one would fail every later run of the thread): something must remain.
-  if (parts.every(isBlankTextPart)) {
-    throw new PaiError(
-      "INVALID_INPUT",
-      "message.parts holds no content: send at least one file part or a text part with text.",
-    );
-  }
-}
-
-function failureOf(error: unknown): string | { message: string } {
-  const message = typeof error === "string" ? error : (error as { message?: unknown } | null)?.message;
-  if (typeof message !== "string" || message.length > MAX_TEXT) {
-    throw new PaiError(
-      "INVALID_INPUT",
-      `error must be a string or { message } of at most ${MAX_TEXT} characters.`,
-    );
-  }
-  return typeof error === "string" ? error : { message };
-}
-
-function requireMediaType(value: unknown): string {
-  const problem = typeof value === "string" ? mediaTypeProblem(value) : "must be a string.";
-  if (problem) throw new PaiError("INVALID_INPUT", `mediaType ${problem}`);
-  return value as string;
-}
-
-/** An id a client sends: bounded, and exact (see `idProblem`). */
-function requireId(value: unknown, name: string, maxLength = MAX_ID_LENGTH): string {
-  if (typeof value !== "string" || value.length === 0 || value.length > maxLength) {
-    throw new PaiError(
-      "INVALID_INPUT",
-      `${name} must be a non-empty string of at most ${maxLength} characters.`,
-    );
-  }
-  const problem = idProblem(value);
-  if (problem) {
-    throw new PaiError("INVALID_INPUT", `${name} ${problem}`, {
-      issues: [{ path: [name], message: problem }],
-    });
-  }
-  return value;
-}
-
-function requireString(value: unknown, name: string): string {
-  if (typeof value !== "string" || value.length === 0 || value.length > 512) {
-    throw new PaiError("INVALID_INPUT", `${name} must be a non-empty string of at most 512 characters.`);
-  }
-  return value;
-}
 
 /**
  * The transport-neutral service over an engine. Every call derives the trusted scope from
@@ -195,6 +70,18 @@ export function createService<TIdentity, TAgent = unknown>(
     return { snapshot, scope };
   };
 
+  // An answer commits first; with `waitMs` the call then waits for the action's run to stop.
+  const resolveAndSettle = async (waitMs: unknown, request: ResolveRequest) => {
+    const wait = waitMsOf(waitMs);
+    const result = await engine.resolve(request);
+    return withSettled(
+      engine,
+      result,
+      { threadId: request.threadId, runId: result.action.runId, version: result.version },
+      wait,
+    );
+  };
+
   const service: PaiService<TIdentity, TAgent> = {
     async manifest({ identity, agentId }) {
       await scopeOf(identity);
@@ -218,6 +105,7 @@ export function createService<TIdentity, TAgent = unknown>(
     threads: {
       async create(input) {
         const { identity, agentId, title, metadata, message, clientTools, clientData } = input;
+        const waitMs = waitMsOf(input.waitMs);
         const scope = await scopeOf(identity);
         if ((input as { threadId?: unknown }).threadId !== undefined) {
           throw new PaiError(
@@ -239,13 +127,13 @@ export function createService<TIdentity, TAgent = unknown>(
             clientTools: engine.validateClientTools(agent, clientTools),
             clientData: (data ?? null) as never,
           };
-        } else if (clientTools !== undefined || clientData !== undefined) {
+        } else if (clientTools !== undefined || clientData !== undefined || waitMs !== undefined) {
           throw new PaiError(
             "INVALID_INPUT",
-            "threads.create takes clientTools and clientData only with a first message: add message, or send them with threads.send.",
+            "threads.create takes clientTools, clientData and waitMs only with a first message: add message, or pass them to threads.send.",
           );
         }
-        return engine.createThread({
+        const row = await engine.createThread({
           threadId,
           scope,
           agentId: agent,
@@ -253,6 +141,7 @@ export function createService<TIdentity, TAgent = unknown>(
           metadata: metadata == null ? null : jsonObject(metadata, "metadata"),
           ...(start ? { start } : {}),
         });
+        return withSettled(engine, row, { threadId, runId: row.activeRunId, version: row.version }, waitMs);
       },
       async list({ identity, agentId, limit, cursor }) {
         const scope = await scopeOf(identity);
@@ -267,10 +156,11 @@ export function createService<TIdentity, TAgent = unknown>(
       async get({ identity, threadId }) {
         return (await ownThread(identity, threadId, "caller")).snapshot;
       },
-      async send({ identity, threadId, message, cancelPending, clientTools, clientData }) {
+      async send({ identity, threadId, message, cancelPending, clientTools, clientData, waitMs }) {
         // Ownership and the agent never change, and the run starts in a version-guarded commit.
         const { snapshot, scope } = await ownThread(identity, threadId, "write");
         checkMessage(message);
+        const wait = waitMsOf(waitMs);
         engine.json(message, "message");
         const data = clientDataOf(clientData);
         const tools = engine.validateClientTools(snapshot.thread.agentId, clientTools);
@@ -287,7 +177,8 @@ export function createService<TIdentity, TAgent = unknown>(
           queueIfBusy: false,
           cancelPending: cancelPending ?? false,
         });
-        return { threadId: snapshot.thread.threadId, runId: result.runId, version: result.version };
+        const sent = { threadId: snapshot.thread.threadId, runId: result.runId, version: result.version };
+        return withSettled(engine, sent, sent, wait);
       },
       async cancel({ identity, threadId, reason }) {
         const { snapshot } = await ownThread(identity, threadId);
@@ -322,7 +213,17 @@ export function createService<TIdentity, TAgent = unknown>(
         });
         return { items: page.actions, nextCursor: page.nextCursor };
       },
-      async submit({ identity, threadId, actionId, name, payload, idempotencyKey, clientTools, clientData }) {
+      async submit({
+        identity,
+        threadId,
+        actionId,
+        name,
+        payload,
+        idempotencyKey,
+        clientTools,
+        clientData,
+        waitMs,
+      }) {
         // An answer commits against the thread's version: a kept snapshot stands in for a read
         // (resolveAction reads again before it reports an action it does not find).
         const { snapshot, scope } = await ownThread(identity, threadId, "write");
@@ -343,7 +244,7 @@ export function createService<TIdentity, TAgent = unknown>(
         const tools = clientTools
           ? engine.validateClientTools(snapshot.thread.agentId, clientTools)
           : undefined;
-        return engine.resolve({
+        return resolveAndSettle(waitMs, {
           snapshot,
           threadId: snapshot.thread.threadId,
           actionId: requireId(actionId, "actionId"),
@@ -357,9 +258,9 @@ export function createService<TIdentity, TAgent = unknown>(
           ...(data !== undefined ? { clientData: data as never } : {}),
         });
       },
-      async cancel({ identity, threadId, actionId, reason, idempotencyKey }) {
+      async cancel({ identity, threadId, actionId, reason, idempotencyKey, waitMs }) {
         const { snapshot, scope } = await ownThread(identity, threadId, "write");
-        return engine.resolve({
+        return resolveAndSettle(waitMs, {
           snapshot,
           threadId: snapshot.thread.threadId,
           actionId: requireId(actionId, "actionId"),
@@ -371,9 +272,9 @@ export function createService<TIdentity, TAgent = unknown>(
             idempotencyKey === undefined ? null : requireString(idempotencyKey, "idempotencyKey"),
         });
       },
-      async fail({ identity, threadId, actionId, error, idempotencyKey }) {
+      async fail({ identity, threadId, actionId, error, idempotencyKey, waitMs }) {
         const { snapshot, scope } = await ownThread(identity, threadId, "write");
-        return engine.resolve({
+        return resolveAndSettle(waitMs, {
           snapshot,
           threadId: snapshot.thread.threadId,
           actionId: requireId(actionId, "actionId"),

@@ -26,12 +26,30 @@ export type RunRequestOptions = {
   clientData?: JsonValue;
 };
 
-export type SendResult = { threadId: string; runId: string; version: number };
+/**
+ * Asked with `waitMs`: the call answers once the run it started or resumed has stopped (parked on
+ * pending actions, completed, failed or cancelled), or when `waitMs` has passed, whichever comes
+ * first. At most 60,000 ms.
+ */
+export type WaitOption = { waitMs?: number };
+
+/** The thread when a waiting call answered; `done` is false when `waitMs` passed first. */
+export type SettledRun = { done: boolean; snapshot: ThreadSnapshot };
+
+export type SendResult = {
+  threadId: string;
+  runId: string;
+  version: number;
+  /** With `waitMs`: the thread once the run stopped. */
+  settled?: SettledRun;
+};
 
 export type ActionResult = {
   action: ActionRow;
   /** Thread version after the resolution was committed. */
   version: number;
+  /** With `waitMs`: the thread once the answered action's run stopped (at once if it still waits on others). */
+  settled?: SettledRun;
 };
 
 /** An item of `watch`: committed events (with their version) or transient live events. */
@@ -68,10 +86,11 @@ export interface PaiService<TIdentity = Identity, TAgent = unknown> {
           title?: string;
           metadata?: JsonObject;
           message?: OutgoingMessage;
-        } & RunRequestOptions,
+        } & RunRequestOptions &
+          WaitOption,
         TIdentity
       >,
-    ): Promise<ThreadRow>;
+    ): Promise<ThreadRow & { settled?: SettledRun }>;
     list(
       input: WithIdentity<{ agentId?: string; limit?: number; cursor?: string | null }, TIdentity>,
     ): Promise<ListResult<ThreadRow>>;
@@ -79,7 +98,8 @@ export interface PaiService<TIdentity = Identity, TAgent = unknown> {
     get(input: WithIdentity<{ threadId: string }, TIdentity>): Promise<ThreadSnapshot>;
     send(
       input: WithIdentity<
-        { threadId: string; message: OutgoingMessage; cancelPending?: boolean } & RunRequestOptions,
+        { threadId: string; message: OutgoingMessage; cancelPending?: boolean } & RunRequestOptions &
+          WaitOption,
         TIdentity
       >,
     ): Promise<SendResult>;
@@ -105,13 +125,14 @@ export interface PaiService<TIdentity = Identity, TAgent = unknown> {
           name?: string;
           payload: unknown;
           idempotencyKey?: string;
-        } & RunRequestOptions,
+        } & RunRequestOptions &
+          WaitOption,
         TIdentity
       >,
     ): Promise<ActionResult>;
     cancel(
       input: WithIdentity<
-        { threadId: string; actionId: string; reason?: string; idempotencyKey?: string },
+        { threadId: string; actionId: string; reason?: string; idempotencyKey?: string } & WaitOption,
         TIdentity
       >,
     ): Promise<ActionResult>;
@@ -122,7 +143,7 @@ export interface PaiService<TIdentity = Identity, TAgent = unknown> {
           actionId: string;
           error: string | { message: string };
           idempotencyKey?: string;
-        },
+        } & WaitOption,
         TIdentity
       >,
     ): Promise<ActionResult>;

@@ -1,0 +1,92 @@
+import { PaiError } from "../errors/pai-error.js";
+import type { RuntimeCommands } from "../runtime/runtime-commands.js";
+import { applyStoredEvents, type ThreadSnapshot } from "../state/snapshot.js";
+import type { SettledRun } from "./service-types.js";
+import { watchThread } from "./watch-thread.js";
+
+/** The longest a request may wait for its run (`waitMs`): about what proxies allow a request. */
+export const MAX_WAIT_MS = 60_000;
+
+export function waitMsOf(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > MAX_WAIT_MS) {
+    throw new PaiError(
+      "INVALID_INPUT",
+      `waitMs must be a whole number of milliseconds from 1 to ${MAX_WAIT_MS} (got ${String(value).slice(0, 40)}).`,
+    );
+  }
+  return value;
+}
+
+/** Whether the run still has work to do: running, or queued behind another. */
+function runActive(snapshot: ThreadSnapshot, runId: string): boolean {
+  const run = snapshot.runs.find((candidate) => candidate.runId === runId);
+  return run !== undefined && (run.status === "running" || run.status === "queued");
+}
+
+/**
+ * Waits until the run has stopped (parked on pending actions, completed, failed, cancelled) in a
+ * version at or after `version`, at most `waitMs`, and returns the thread as of then. When this
+ * process drove the run to that point, its work ends with the commit that stopped the run and the
+ * snapshot it kept of that commit is the answer, with no storage read. Otherwise (a worker of a
+ * job engine drives it, or it was handed over) the thread is read and watched until the run
+ * stops, as any watcher would see it.
+ */
+export async function settleRun(
+  engine: RuntimeCommands,
+  threadId: string,
+  runId: string,
+  version: number,
+  waitMs: number,
+): Promise<SettledRun> {
+  const deadline = performance.now() + waitMs;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), waitMs);
+  });
+  try {
+    await Promise.race([engine.waitForIdle(threadId), timedOut]);
+    const kept = engine.store.kept(threadId);
+    if (kept && kept.thread.version >= version && !runActive(kept, runId)) {
+      return { done: true, snapshot: kept };
+    }
+    let snapshot = await engine.store.read(threadId);
+    if (!snapshot) throw new PaiError("NOT_FOUND", `Thread ${threadId} was not found.`);
+    if (!runActive(snapshot, runId)) return { done: true, snapshot };
+    const remaining = deadline - performance.now();
+    if (remaining <= 0) return { done: false, snapshot };
+    const controller = new AbortController();
+    clearTimeout(timer);
+    timer = setTimeout(() => controller.abort(), remaining);
+    const current = snapshot;
+    for await (const event of watchThread(
+      engine,
+      async () => ({ snapshot: current }),
+      snapshot.thread.version,
+      controller.signal,
+    )) {
+      if (event.type !== "committed") continue;
+      snapshot = applyStoredEvents(snapshot, event);
+      if (!runActive(snapshot, runId)) return { done: true, snapshot };
+    }
+    return { done: false, snapshot };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `result`, with the settled thread when the caller asked to wait (`waitMs`). */
+export async function withSettled<T extends object>(
+  engine: RuntimeCommands,
+  result: T,
+  run: { threadId: string; runId: string | null; version: number },
+  waitMs: number | undefined,
+): Promise<T & { settled?: SettledRun }> {
+  if (waitMs === undefined) return result;
+  if (run.runId === null) {
+    const snapshot = await engine.store.read(run.threadId);
+    if (!snapshot) throw new PaiError("NOT_FOUND", `Thread ${run.threadId} was not found.`);
+    return { ...result, settled: { done: true, snapshot } };
+  }
+  return { ...result, settled: await settleRun(engine, run.threadId, run.runId, run.version, waitMs) };
+}

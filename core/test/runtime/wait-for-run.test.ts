@@ -1,0 +1,227 @@
+import { createMemoryNotifier, defineAgent, defineTool, PaiError } from "@pai/core";
+import { memoryStorage } from "@pai/storage-memory";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { sharedQueue } from "../dispatch/shared-queue.js";
+import { createTestRuntime } from "../support/test-runtime.js";
+import { deferred } from "./_helpers.js";
+
+const approve = defineTool({
+  id: "test.wait.approve.v1",
+  description: "Ask for approval",
+  inputSchema: z.object({ summary: z.string() }),
+  outputSchema: z.object({ approved: z.boolean() }),
+  suspend: {
+    approval: {
+      suspendSchema: z.object({ prompt: z.string() }),
+      resumeSchema: z.object({ approved: z.boolean() }),
+    },
+  },
+  execute: (ctx: any) =>
+    ctx.entry.type === "initial" ? ctx.suspend("approval", { prompt: ctx.input.summary }) : ctx.entry.resume,
+});
+
+const approveThenText = [
+  { toolCalls: [{ toolName: "approve", toolCallId: "call-1", input: { summary: "Ship v2" } }] },
+  { text: "Shipped." },
+];
+
+async function rejection(promise: Promise<unknown>): Promise<PaiError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (PaiError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error("Expected a rejection.");
+}
+
+const cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+});
+
+describe("waitMs: answering once the run has stopped", () => {
+  it("create with a first message answers the parked run's pending action; submit answers the finished run", async () => {
+    const t = await createTestRuntime({ agent: defineAgent({ tools: { approve } }), model: approveThenText });
+    cleanup.push(t.close);
+    const created = await t.pai.service.threads.create({
+      identity: t.identity,
+      message: { text: "ship it" },
+      waitMs: 5_000,
+    });
+    expect(created.settled?.done).toBe(true);
+    const parked = created.settled!.snapshot;
+    expect(parked.runs.map((run) => run.status)).toEqual(["waiting"]);
+    const [action] = parked.actions.filter((candidate) => candidate.state === "pending");
+    expect(action).toMatchObject({ name: "approve.approval", input: { prompt: "Ship v2" } });
+    // What it answered is what a read shows.
+    expect(parked).toEqual(await t.snapshot(created.threadId));
+
+    const answered = await t.pai.service.actions.submit({
+      identity: t.identity,
+      threadId: created.threadId,
+      actionId: action!.actionId,
+      payload: { approved: true },
+      waitMs: 5_000,
+    });
+    expect(answered.settled?.done).toBe(true);
+    expect(answered.settled!.snapshot.runs.map((run) => run.status)).toEqual(["completed"]);
+    expect(answered.settled!.snapshot).toEqual(await t.snapshot(created.threadId));
+    expect(await t.lastText(created.threadId)).toBe("Shipped.");
+    // The answer is the caller's copy: changing it changes nothing the runtime keeps.
+    answered.settled!.snapshot.messages.length = 0;
+    expect((await t.snapshot(created.threadId)).messages.length).toBeGreaterThan(0);
+  });
+
+  it("send answers the completed run; a call without waitMs answers at once, as before", async () => {
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: {} }),
+      model: [{ text: "One." }, { text: "Two." }],
+    });
+    cleanup.push(t.close);
+    const threadId = await t.createThread();
+    const sent = await t.pai.service.threads.send({
+      identity: t.identity,
+      threadId,
+      message: { text: "hi" },
+      waitMs: 5_000,
+    });
+    expect(sent.settled?.done).toBe(true);
+    expect(sent.settled!.snapshot.runs.map((run) => run.status)).toEqual(["completed"]);
+    const quick = await t.pai.service.threads.send({
+      identity: t.identity,
+      threadId,
+      message: { text: "again" },
+    });
+    expect(quick).not.toHaveProperty("settled");
+    await t.waitForIdle(threadId);
+  });
+
+  it("answers done: false with the thread as it stands when waitMs passes first", async () => {
+    const gate = deferred();
+    const slow = defineTool({
+      id: "test.wait.slow.v1",
+      description: "Takes its time",
+      inputSchema: z.object({}),
+      outputSchema: z.object({ ok: z.boolean() }),
+      execute: async () => {
+        await gate.promise;
+        return { ok: true };
+      },
+    });
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { slow } }),
+      model: [{ toolCalls: [{ toolName: "slow", toolCallId: "call-1", input: {} }] }, { text: "Done." }],
+    });
+    cleanup.push(t.close);
+    const threadId = await t.createThread();
+    const started = performance.now();
+    const sent = await t.pai.service.threads.send({
+      identity: t.identity,
+      threadId,
+      message: { text: "go" },
+      waitMs: 50,
+    });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(45);
+    expect(sent.settled?.done).toBe(false);
+    expect(sent.settled!.snapshot.runs.map((run) => run.status)).toEqual(["running"]);
+    gate.resolve();
+    await t.waitForIdle(threadId);
+    expect((await t.lastRun(threadId))?.status).toBe("completed");
+  });
+
+  it("answering one of two pending actions answers at once: the run still waits on the other", async () => {
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { approve } }),
+      model: [
+        {
+          toolCalls: [
+            { toolName: "approve", toolCallId: "call-1", input: { summary: "one" } },
+            { toolName: "approve", toolCallId: "call-2", input: { summary: "two" } },
+          ],
+        },
+        { text: "Both." },
+      ],
+    });
+    cleanup.push(t.close);
+    const threadId = await t.createThread();
+    const waiting = await t.send(threadId, "ship both");
+    const [first] = waiting.actions;
+    const answered = await t.pai.service.actions.submit({
+      identity: t.identity,
+      threadId,
+      actionId: first!.actionId,
+      payload: { approved: true },
+      waitMs: 5_000,
+    });
+    expect(answered.settled?.done).toBe(true);
+    expect(answered.settled!.snapshot.runs.map((run) => run.status)).toEqual(["waiting"]);
+    expect(answered.settled!.snapshot.actions.map((action) => action.state)).toEqual([
+      "submitted",
+      "pending",
+    ]);
+  });
+
+  it("refuses a waitMs out of range, and waitMs on create without a message, writing nothing", async () => {
+    const t = await createTestRuntime({ agent: defineAgent({ tools: {} }), model: [] });
+    cleanup.push(t.close);
+    const threadId = await t.createThread();
+    for (const waitMs of [0, -1, 1.5, 60_001, Number.NaN, "10"]) {
+      const sent = await rejection(
+        t.pai.service.threads.send({
+          identity: t.identity,
+          threadId,
+          message: { text: "x" },
+          waitMs,
+        } as never),
+      );
+      expect(sent.code, String(waitMs)).toBe("INVALID_INPUT");
+      const created = await rejection(
+        t.pai.service.threads.create({ identity: t.identity, message: { text: "x" }, waitMs } as never),
+      );
+      expect(created.code, String(waitMs)).toBe("INVALID_INPUT");
+    }
+    const bare = await rejection(t.pai.service.threads.create({ identity: t.identity, waitMs: 100 }));
+    expect(bare.message).toContain("waitMs");
+    expect((await t.snapshot(threadId)).messages).toEqual([]);
+    expect((await t.pai.service.threads.list({ identity: t.identity })).items).toHaveLength(1);
+  });
+
+  it("waits across processes: a worker of a job engine drives the run, the API instance answers when it stops", async () => {
+    const storage = memoryStorage();
+    const queue = sharedQueue();
+    // What postgresNotifier is to servers on one database: every commit is announced to both.
+    const notifier = createMemoryNotifier();
+    const agent = defineAgent({ tools: { approve } });
+    const api = await createTestRuntime({ agent, storage, notifier, model: [], dispatch: queue.dispatch() });
+    const worker = await createTestRuntime({
+      agent,
+      storage,
+      notifier,
+      model: approveThenText,
+      dispatch: queue.dispatch(),
+    });
+    cleanup.push(queue.close, api.close, worker.close);
+    const running = await worker.pai.startWorker({ concurrency: 2 });
+    cleanup.push(() => running.stop());
+    const created = await api.pai.service.threads.create({
+      identity: api.identity,
+      message: { text: "ship it" },
+      waitMs: 5_000,
+    });
+    expect(created.settled?.done).toBe(true);
+    expect(created.settled!.snapshot.runs.map((run) => run.status)).toEqual(["waiting"]);
+    const action = created.settled!.snapshot.actions[0]!;
+    const answered = await api.pai.service.actions.submit({
+      identity: api.identity,
+      threadId: created.threadId,
+      actionId: action.actionId,
+      payload: { approved: true },
+      waitMs: 5_000,
+    });
+    expect(answered.settled?.done).toBe(true);
+    expect(answered.settled!.snapshot.runs.map((run) => run.status)).toEqual(["completed"]);
+    expect((worker.model as any).calls).toHaveLength(2);
+  });
+});
