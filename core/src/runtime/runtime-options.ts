@@ -110,9 +110,9 @@ export type RuntimeOptions = {
   maxClientToolsBytes?: number;
   /**
    * Watches (`threads.watch`, and every stream built on it: tRPC subscriptions, AI SDK chat
-   * streams) one user may hold open at once on this process; one more answers
-   * TOO_MANY_REQUESTS. Counted per scope and user key (per scope when the scope has no user
-   * key). Default 32; `Infinity` lifts the bound.
+   * streams) and calls waiting on their run (`waitMs`) one user may hold open at once on this
+   * process; one more answers TOO_MANY_REQUESTS, before it writes anything. Counted per scope and
+   * user key (per scope when the scope has no user key). Default 32; `Infinity` lifts the bound.
    */
   maxWatchesPerUser?: number;
   /**

@@ -70,17 +70,34 @@ export function createService<TIdentity, TAgent = unknown>(
     return { snapshot, scope };
   };
 
-  // An answer commits first; with `waitMs` the call then waits for the action's run to stop.
-  const resolveAndSettle = async (waitMs: unknown, request: ResolveRequest) => {
-    const wait = waitMsOf(waitMs);
-    const result = await engine.resolve(request);
-    return withSettled(
-      engine,
-      result,
-      { threadId: request.threadId, runId: result.action.runId, version: result.version },
-      wait,
-    );
+  /**
+   * Commits, then with `waitMs` waits for the run to stop. A wait holds one of the user's watch
+   * slots, taken before anything is written: a wait refused for too many open ones leaves no
+   * write behind that the caller's retry would repeat.
+   */
+  const commitAndSettle = async <T extends object>(
+    scope: Scope,
+    waitMs: number | undefined,
+    commit: () => Promise<T>,
+    runOf: (result: T) => { threadId: string; runId: string | null; version: number },
+  ) => {
+    const release = waitMs === undefined ? undefined : watches.take(scope);
+    try {
+      const result = await commit();
+      return await withSettled(engine, result, runOf(result), waitMs);
+    } finally {
+      release?.();
+    }
   };
+
+  // An answer commits first; with `waitMs` the call then waits for the action's run to stop.
+  const resolveAndSettle = (waitMs: unknown, request: ResolveRequest & { scope: Scope }) =>
+    commitAndSettle(
+      request.scope,
+      waitMsOf(waitMs),
+      () => engine.resolve(request),
+      (result) => ({ threadId: request.threadId, runId: result.action.runId, version: result.version }),
+    );
 
   const service: PaiService<TIdentity, TAgent> = {
     async manifest({ identity, agentId }) {
@@ -133,15 +150,21 @@ export function createService<TIdentity, TAgent = unknown>(
             "threads.create takes clientTools, clientData and waitMs only with a first message: add message, or pass them to threads.send.",
           );
         }
-        const row = await engine.createThread({
-          threadId,
+        const checkedMetadata = metadata == null ? null : jsonObject(metadata, "metadata");
+        return commitAndSettle(
           scope,
-          agentId: agent,
-          title: checkedTitle,
-          metadata: metadata == null ? null : jsonObject(metadata, "metadata"),
-          ...(start ? { start } : {}),
-        });
-        return withSettled(engine, row, { threadId, runId: row.activeRunId, version: row.version }, waitMs);
+          waitMs,
+          () =>
+            engine.createThread({
+              threadId,
+              scope,
+              agentId: agent,
+              title: checkedTitle,
+              metadata: checkedMetadata,
+              ...(start ? { start } : {}),
+            }),
+          (row) => ({ threadId, runId: row.activeRunId, version: row.version }),
+        );
       },
       async list({ identity, agentId, limit, cursor }) {
         const scope = await scopeOf(identity);
@@ -165,20 +188,26 @@ export function createService<TIdentity, TAgent = unknown>(
         const data = clientDataOf(clientData);
         const tools = engine.validateClientTools(snapshot.thread.agentId, clientTools);
         const row = engine.userMessage(snapshot.thread.threadId, message as never);
-        const result = await engine.startOrQueueRun({
-          snapshot,
-          threadId: snapshot.thread.threadId,
-          identity,
+        return commitAndSettle(
           scope,
-          message: row,
-          trigger: { type: "message", messageId: row.messageId },
-          clientTools: tools,
-          clientData: (data ?? null) as never,
-          queueIfBusy: false,
-          cancelPending: cancelPending ?? false,
-        });
-        const sent = { threadId: snapshot.thread.threadId, runId: result.runId, version: result.version };
-        return withSettled(engine, sent, sent, wait);
+          wait,
+          async () => {
+            const result = await engine.startOrQueueRun({
+              snapshot,
+              threadId: snapshot.thread.threadId,
+              identity,
+              scope,
+              message: row,
+              trigger: { type: "message", messageId: row.messageId },
+              clientTools: tools,
+              clientData: (data ?? null) as never,
+              queueIfBusy: false,
+              cancelPending: cancelPending ?? false,
+            });
+            return { threadId: snapshot.thread.threadId, runId: result.runId, version: result.version };
+          },
+          (sent) => sent,
+        );
       },
       async cancel({ identity, threadId, reason }) {
         const { snapshot } = await ownThread(identity, threadId);

@@ -87,6 +87,25 @@ describe("maxWatchesPerUser", () => {
     await pai.close();
   });
 
+  it("a call that waits (waitMs) holds a slot too, taken before it writes anything", async () => {
+    const pai = setup(1);
+    const { threadId } = await pai.service.threads.create({ identity: ana });
+    const held = await openWatch(pai, ana, threadId);
+    const refused = await rejection(
+      pai.service.threads.send({ identity: ana, threadId, message: { text: "hi" }, waitMs: 1_000 }),
+    );
+    expect(refused.code).toBe("TOO_MANY_REQUESTS");
+    const created = await rejection(
+      pai.service.threads.create({ identity: ana, message: { text: "hi" }, waitMs: 1_000 }),
+    );
+    expect(created.code).toBe("TOO_MANY_REQUESTS");
+    // Nothing was written: no message on the thread, no second thread.
+    expect((await pai.service.threads.get({ identity: ana, threadId })).messages).toEqual([]);
+    expect((await pai.service.threads.list({ identity: ana })).items).toHaveLength(1);
+    await held.close();
+    await pai.close();
+  });
+
   it("defaults to 32 and refuses a bound that is not a whole number of at least 1", async () => {
     const pai = setup();
     const { threadId } = await pai.service.threads.create({ identity: ana });
