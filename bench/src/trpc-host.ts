@@ -6,6 +6,7 @@ import { type AnyTRPCRouter, initTRPC } from "@trpc/server";
 import { createHTTPServer } from "@trpc/server/adapters/standalone";
 import { type Kysely, sql } from "kysely";
 import { insertOne } from "./floor.ts";
+import { WAIT_MS } from "./scenarios.ts";
 
 const t = initTRPC.create();
 
@@ -68,9 +69,6 @@ type FlowClient = {
 export type FlowStart = "waiting" | "create-then-send";
 
 export const requestsOf = (start: FlowStart) => (start === "waiting" ? 2 : 4);
-
-/** Long enough never to pass in the bench. */
-const WAIT_MS = 30_000;
 
 /**
  * The suspend -> resume flow's requests; `settled`, when given, waits for what the first message

@@ -1,5 +1,24 @@
-import type { WatchEvent } from "@pai/core";
+import { defineTool, type WatchEvent } from "@pai/core";
 import type { ScriptedModel, TestRuntime } from "@pai/core/testing";
+import { z } from "zod";
+
+export { rejection } from "../behaviour/_helpers.js";
+
+/** A tool that waits for approval at its `approval` point and answers with the resume value. */
+export const approvalTool = defineTool({
+  id: "test.approve.v1",
+  description: "Ask for approval",
+  inputSchema: z.object({ summary: z.string() }),
+  outputSchema: z.object({ approved: z.boolean() }),
+  suspend: {
+    approval: {
+      suspendSchema: z.object({ prompt: z.string() }),
+      resumeSchema: z.object({ approved: z.boolean() }),
+    },
+  },
+  execute: (ctx: any) =>
+    ctx.entry.type === "initial" ? ctx.suspend("approval", { prompt: ctx.input.summary }) : ctx.entry.resume,
+});
 
 /** A promise with its resolver, for tests that must act while a tool is running. */
 export function deferred<T = void>() {

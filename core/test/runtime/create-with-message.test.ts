@@ -1,24 +1,10 @@
-import { defineAgent, defineTool, PaiError, type StorageV1 } from "@pai/core";
+import { defineAgent, type StorageV1 } from "@pai/core";
 import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
 import { createTestRuntime, openTestStorage } from "../support/test-runtime.js";
-import { scripted } from "./_helpers.js";
+import { approvalTool, rejection, scripted } from "./_helpers.js";
 
-const approve = defineTool({
-  id: "test.approve.v1",
-  description: "Ask for approval",
-  inputSchema: z.object({ summary: z.string() }),
-  outputSchema: z.object({ approved: z.boolean() }),
-  suspend: {
-    approval: {
-      suspendSchema: z.object({ prompt: z.string() }),
-      resumeSchema: z.object({ approved: z.boolean() }),
-    },
-  },
-  execute: (ctx: any) =>
-    ctx.entry.type === "initial" ? ctx.suspend("approval", { prompt: ctx.input.summary }) : ctx.entry.resume,
-});
+const approve = approvalTool;
 
 const script = [
   { toolCalls: [{ toolName: "approve", toolCallId: "call-1", input: { summary: "Ship v2" } }] },
@@ -36,16 +22,6 @@ function counting(inner: StorageV1) {
     },
   };
   return { storage, counts };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<PaiError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (PaiError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error("Expected the call to be rejected.");
 }
 
 describe("threads.create with a first message", () => {

@@ -1,26 +1,10 @@
-import {
-  createPai,
-  defineAgent,
-  defineTool,
-  normalizeJson,
-  PaiError,
-  type RuntimeErrorReport,
-} from "@pai/core";
+import { createPai, defineAgent, defineTool, normalizeJson, type RuntimeErrorReport } from "@pai/core";
 import { scriptedModel } from "@pai/core/testing";
 import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createTestRuntime } from "../support/test-runtime.js";
-
-async function rejection(promise: Promise<unknown>): Promise<PaiError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (PaiError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error("Expected the call to be rejected.");
-}
+import { rejection } from "./_helpers.js";
 
 /** `{ a: { a: ... { a: 1 } } }`, `depth` objects deep. */
 function nested(depth: number): unknown {

@@ -1,7 +1,8 @@
-import { defineAgent, defineTool, PaiError } from "@pai/core";
+import { defineAgent, defineTool, type PaiError } from "@pai/core";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createTestRuntime } from "../support/test-runtime.js";
+import { rejection } from "./_helpers.js";
 
 const approve = (recorded: unknown[]) =>
   defineTool({
@@ -40,16 +41,6 @@ async function setup(options: { enabled?: () => boolean } = {}) {
   const actionId = waiting.actions[0]!.actionId;
   const base = { identity: t.identity, threadId, actionId };
   return { t, threadId, waiting, actionId, base, recorded };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<PaiError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (PaiError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error("Expected the call to be rejected.");
 }
 
 describe("pending actions", () => {

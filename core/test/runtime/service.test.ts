@@ -4,7 +4,6 @@ import {
   defineTool,
   type NotifierMessage,
   type NotifierV1,
-  PaiError,
   type WatchEvent,
 } from "@pai/core";
 import { applyStoredEvents, projectThreadState } from "@pai/core/protocol";
@@ -13,7 +12,7 @@ import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { internalsOf } from "../../src/pai/internals.js";
 import { createTestRuntime } from "../support/test-runtime.js";
-import { deferred, scripted, toolResultFor, watchInBackground } from "./_helpers.js";
+import { deferred, rejection, scripted, toolResultFor, watchInBackground } from "./_helpers.js";
 
 const approve = defineTool({
   id: "test.approve.v1",
@@ -33,16 +32,6 @@ const approve = defineTool({
 const callApprove = {
   toolCalls: [{ toolName: "approve", toolCallId: "call-1", input: { summary: "Ship v2" } }],
 };
-
-async function rejection(promise: Promise<unknown>): Promise<PaiError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (PaiError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error("Expected the call to be rejected.");
-}
 
 /** A memory notifier that tells when a watcher has subscribed, so live events are not raced. */
 function observedNotifier() {

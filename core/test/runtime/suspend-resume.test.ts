@@ -1,9 +1,9 @@
-import { defineAgent, defineTool, PaiError } from "@pai/core";
+import { defineAgent, defineTool } from "@pai/core";
 import { projectThreadState } from "@pai/core/protocol";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createTestRuntime } from "../support/test-runtime.js";
-import { scripted, steppingClock, toolResultFor } from "./_helpers.js";
+import { rejection, scripted, steppingClock, toolResultFor } from "./_helpers.js";
 
 type Recorded = { entry: any; suspendHistory: unknown[] };
 
@@ -71,16 +71,6 @@ async function setup(options: { clock?: () => Date; calls?: number } = {}) {
   const threadId = await t.createThread();
   const waiting = await t.send(threadId, "publish it");
   return { t, threadId, waiting, recorded };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<PaiError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (PaiError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error("Expected the call to be rejected.");
 }
 
 describe("suspend and resume", () => {

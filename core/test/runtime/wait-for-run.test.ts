@@ -1,40 +1,17 @@
-import { createMemoryNotifier, defineAgent, defineTool, PaiError } from "@pai/core";
+import { createMemoryNotifier, defineAgent, defineTool } from "@pai/core";
 import { memoryStorage } from "@pai/storage-memory";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { sharedQueue } from "../dispatch/shared-queue.js";
 import { createTestRuntime } from "../support/test-runtime.js";
-import { deferred } from "./_helpers.js";
+import { approvalTool, deferred, rejection } from "./_helpers.js";
 
-const approve = defineTool({
-  id: "test.wait.approve.v1",
-  description: "Ask for approval",
-  inputSchema: z.object({ summary: z.string() }),
-  outputSchema: z.object({ approved: z.boolean() }),
-  suspend: {
-    approval: {
-      suspendSchema: z.object({ prompt: z.string() }),
-      resumeSchema: z.object({ approved: z.boolean() }),
-    },
-  },
-  execute: (ctx: any) =>
-    ctx.entry.type === "initial" ? ctx.suspend("approval", { prompt: ctx.input.summary }) : ctx.entry.resume,
-});
+const approve = approvalTool;
 
 const approveThenText = [
   { toolCalls: [{ toolName: "approve", toolCallId: "call-1", input: { summary: "Ship v2" } }] },
   { text: "Shipped." },
 ];
-
-async function rejection(promise: Promise<unknown>): Promise<PaiError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (PaiError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error("Expected a rejection.");
-}
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {

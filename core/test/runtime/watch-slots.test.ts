@@ -1,7 +1,8 @@
-import { createPai, defineAgent, PaiError } from "@pai/core";
+import { createPai, defineAgent } from "@pai/core";
 import { scriptedModel } from "@pai/core/testing";
 import { memoryStorage } from "@pai/storage-memory";
 import { describe, expect, it } from "vitest";
+import { rejection } from "./_helpers.js";
 
 type User = { scopeKey: string; userKey?: string };
 
@@ -13,16 +14,6 @@ function setup(maxWatchesPerUser?: number) {
     scope: (identity: User) => identity,
     ...(maxWatchesPerUser === undefined ? {} : { maxWatchesPerUser }),
   });
-}
-
-async function rejection(promise: Promise<unknown>): Promise<PaiError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (PaiError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error("Expected a rejection.");
 }
 
 /** Opens a watch and waits for its first event, so it holds its slot until `close()`. */
