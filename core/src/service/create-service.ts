@@ -84,7 +84,20 @@ export function createService<TIdentity, TAgent = unknown>(
     const release = waitMs === undefined ? undefined : watches.take(scope);
     try {
       const result = await commit();
-      return await withSettled(engine, result, runOf(result), waitMs);
+      const run = runOf(result);
+      try {
+        return await withSettled(engine, result, run, waitMs);
+      } catch (error) {
+        // The write is committed: failing the call now would have the client retry, and write
+        // again. It answers without `settled`, as if it had not waited; the error is reported.
+        engine.reportError({
+          error,
+          phase: "request",
+          threadId: run.threadId,
+          ...(run.runId ? { runId: run.runId } : {}),
+        });
+        return result;
+      }
     } finally {
       release?.();
     }

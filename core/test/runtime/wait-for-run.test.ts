@@ -201,4 +201,38 @@ describe("waitMs: answering once the run has stopped", () => {
     expect(answered.settled!.snapshot.runs.map((run) => run.status)).toEqual(["completed"]);
     expect((worker.model as any).calls).toHaveLength(2);
   });
+
+  it("a wait that fails after the commit answers without settled (a retry would write again) and reports the error", async () => {
+    const inner = memoryStorage();
+    let failReads = false;
+    const storage = {
+      ...inner,
+      loadThread: async (input: Parameters<typeof inner.loadThread>[0]) => {
+        if (failReads) throw new Error("storage went away");
+        return inner.loadThread(input);
+      },
+    };
+    const reports: Array<{ phase: string; threadId?: string }> = [];
+    const queue = sharedQueue();
+    // Runs go to a job engine nobody works, so the wait has to read the thread.
+    const api = await createTestRuntime({
+      agent: defineAgent({ tools: { approve } }),
+      storage,
+      model: [],
+      dispatch: queue.dispatch(),
+      onRuntimeError: (report) => reports.push(report),
+    });
+    cleanup.push(queue.close, api.close);
+    failReads = true;
+    const created = await api.pai.service.threads.create({
+      identity: api.identity,
+      message: { text: "ship it" },
+      waitMs: 1_000,
+    });
+    failReads = false;
+    expect(created).not.toHaveProperty("settled");
+    expect(created.status).toBe("running");
+    expect(reports).toEqual([expect.objectContaining({ phase: "request", threadId: created.threadId })]);
+    expect((await api.snapshot(created.threadId)).messages).toHaveLength(1);
+  });
 });
