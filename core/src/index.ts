@@ -229,6 +229,8 @@ export type {
   WatchEvent,
   WithIdentity,
 } from "./service/service-types.js";
+// The error text of a tool call a crash interrupted, as apps see it in the tool part.
+export { ABANDONED_TEXT, INTERRUPTED_TEXT } from "./state/call-texts.js";
 // Events as storage and `watch` carry them; `@pai/core/protocol` projects them for clients
 export type { LiveEvent, StoredThreadEvents, ThreadEvent } from "./state/events.js";
 // Persisted state
@@ -249,5 +251,3 @@ export type {
   ToolDataRow,
 } from "./state/rows.js";
 export type { ThreadSnapshot } from "./state/snapshot.js";
-// The error text of a tool call a crash interrupted, as apps see it in the tool part.
-export { ABANDONED_TEXT, INTERRUPTED_TEXT } from "./state/transitions.js";

@@ -9,8 +9,9 @@ import {
 import { getErrorMessage, PaiError } from "../errors/pai-error.js";
 import { toolFailureDetails } from "../errors/tool-failure.js";
 import { assertPlainKeys, type JsonValue } from "../json/json-value.js";
+import { cancellationText } from "../state/call-texts.js";
 import type { ActionDeadline, ActionRow } from "../state/rows.js";
-import { cancellationText, type ToolOutcome } from "../state/transitions.js";
+import type { ToolOutcome } from "../state/transitions.js";
 import { actionRef, toSuspendHistoryItem } from "./action-views.js";
 import { buildChildTools } from "./child-tools.js";
 import type { RuntimeToolRegistration } from "./definition-shapes.js";

@@ -1,5 +1,6 @@
 import type { PaiErrorCode, PaiIssue } from "../errors/pai-error.js";
 import type { JsonValue } from "../json/json-value.js";
+import { cancellationText, failureText, INTERRUPTED_TEXT } from "./call-texts.js";
 import type { ThreadEvent } from "./events.js";
 import type {
   ActionRow,
@@ -411,22 +412,6 @@ function closeRun(
   events.push(threadEvent(snapshot, { status: "idle", activeRunId: null }, input.now));
   return { ok: true, events };
 }
-
-/** The error text of a call abandoned with no reason given, e.g. by a graceful shutdown. */
-export const ABANDONED_TEXT = "Cancelled: the call was abandoned before it produced a result.";
-
-/** The model-visible text of a cancelled call. Clients read it as `part.cancelled`. */
-export function cancellationText(reason: string | null | undefined): string {
-  return reason ? `Cancelled: ${reason}` : ABANDONED_TEXT;
-}
-
-/** The model-visible text of a call abandoned because its run failed. */
-export function failureText(reason: string | null | undefined): string {
-  return reason ? `Run failed: ${reason}` : "Run failed before this call produced a result.";
-}
-
-export const INTERRUPTED_TEXT =
-  "Interrupted: the server stopped while this tool was running, and PAI does not re-run tools automatically.";
 
 /** Marks tool calls that started but committed no outcome (after a crash) as interrupted. */
 export function interruptUnsettled(

@@ -1,7 +1,7 @@
 import type { JsonObject } from "../../json/json-value.js";
-import type { ThreadEvent } from "../events.js";
 import type { ThreadRow } from "../rows.js";
-import { applyThreadEvent, type ThreadSnapshot } from "../snapshot.js";
+import { applyThreadEvents, type ThreadSnapshot } from "../snapshot.js";
+import { createThread } from "../transitions.js";
 import { type Decision, decided } from "./decision.js";
 import { decideStartRun, type StartRunInput } from "./run-deciders.js";
 
@@ -41,9 +41,10 @@ export function decideCreateThread(
     createdAt: now,
     updatedAt: now,
   };
-  const created: ThreadEvent = { type: "thread-updated", thread };
-  if (!input.start) return decided([created], [], undefined);
-  const started = decideStartRun(applyThreadEvent(empty, created), input.start, now);
+  const created = createThread({ thread });
+  if (!created.ok) return created;
+  if (!input.start) return decided(created.events, [], undefined);
+  const started = decideStartRun(applyThreadEvents(empty, created.events), input.start, now);
   if (!started.ok) return started;
-  return decided([created, ...started.events], started.effects, undefined);
+  return decided([...created.events, ...started.events], started.effects, undefined);
 }
