@@ -22,6 +22,7 @@ import { createHTTPServer } from "@trpc/server/adapters/standalone";
 import superjson from "superjson";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { type SubscriptionError, subscriptionError } from "../../transport-trpc/test/sse-subscription.js";
 import { type ChatPai, createChatStreams, createPaiChatHandler, toNodeListener } from "../src/server.js";
 import { DEFAULT_PAI_CHAT_LIMITS } from "../src/wire.js";
 
@@ -343,45 +344,8 @@ async function trpcHost() {
     }),
   });
   const url = await listen(createHTTPServer({ router, createContext: () => ({ user: ada }) }));
-  type ErrorShape = {
-    message: string;
-    data: { httpStatus: number; code: string; pai: { code: string; issues?: Array<{ path: unknown[] }> } };
-  };
-  /** Reads a subscription until it returns or fails; the error it fails with, if any. */
-  const subscribe = async (path: string, input: unknown): Promise<ErrorShape | null> => {
-    const controller = new AbortController();
-    const response = await fetch(
-      `${url}/${path}?input=${encodeURIComponent(JSON.stringify(superjson.serialize(input)))}`,
-      {
-        headers: { accept: "text/event-stream" },
-        signal: controller.signal,
-      },
-    );
-    const reader = response.body!.getReader();
-    const decoder = new TextDecoder();
-    let buffer = "";
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return null;
-        buffer += decoder.decode(value, { stream: true });
-        for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const event = /^event: ?(.*)$/m.exec(block)?.[1];
-          const data = block
-            .split("\n")
-            .filter((line) => line.startsWith("data:"))
-            .map((line) => line.slice(5).trimStart())
-            .join("\n");
-          if (event === "return") return null;
-          if (event === "serialized-error") return superjson.deserialize(JSON.parse(data)) as ErrorShape;
-        }
-      }
-    } finally {
-      controller.abort();
-    }
-  };
+  type ErrorShape = SubscriptionError;
+  const subscribe = (path: string, input: unknown) => subscriptionError(url, path, input);
   /** A mutation's error, or null when it succeeds. */
   const mutate = async (path: string, input: unknown): Promise<ErrorShape | null> => {
     const response = await fetch(`${url}/${path}`, {

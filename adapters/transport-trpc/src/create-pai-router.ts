@@ -188,7 +188,7 @@ export function createPaiRouter<
         call("threads.create", ctx, async (identity): Promise<ClientCreatedThread<TAgent>> => {
           const created = service.threads.create({ ...input, identity });
           // With a first message, the run it started goes first, as after `send`.
-          const { settled, ...row } = await (input?.message ? afterStartedWork(created) : created);
+          const { settled, ...row } = await (input?.message ? afterStartedWork(created, input) : created);
           return { ...toClientThread(row), ...clientSettled<TAgent>(settled) };
         }),
       ),
@@ -223,7 +223,10 @@ export function createPaiRouter<
         ),
       send: procedure.input(schemas.threads.send).mutation(({ ctx, input }) =>
         call("threads.send", ctx, async (identity): Promise<ClientSendResult<TAgent>> => {
-          const { settled, ...sent } = await afterStartedWork(service.threads.send({ ...input, identity }));
+          const { settled, ...sent } = await afterStartedWork(
+            service.threads.send({ ...input, identity }),
+            input,
+          );
           return { ...sent, ...clientSettled<TAgent>(settled) };
         }),
       ),
@@ -335,7 +338,7 @@ export function createPaiRouter<
           call("actions.submit", ctx, async (identity) => {
             const { untyped: _untyped, ...answer } = input;
             return clientResult<TAgent>(
-              await afterStartedWork(service.actions.submit({ ...answer, identity })),
+              await afterStartedWork(service.actions.submit({ ...answer, identity }), input),
             );
           }),
         ),
@@ -343,14 +346,16 @@ export function createPaiRouter<
         .input(schemas.actions.cancel)
         .mutation(({ ctx, input }) =>
           call("actions.cancel", ctx, async (identity) =>
-            clientResult<TAgent>(await afterStartedWork(service.actions.cancel({ ...input, identity }))),
+            clientResult<TAgent>(
+              await afterStartedWork(service.actions.cancel({ ...input, identity }), input),
+            ),
           ),
         ),
       fail: procedure
         .input(schemas.actions.fail)
         .mutation(({ ctx, input }) =>
           call("actions.fail", ctx, async (identity) =>
-            clientResult<TAgent>(await afterStartedWork(service.actions.fail({ ...input, identity }))),
+            clientResult<TAgent>(await afterStartedWork(service.actions.fail({ ...input, identity }), input)),
           ),
         ),
     },

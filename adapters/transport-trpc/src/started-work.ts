@@ -7,8 +7,9 @@ import { yieldToEventLoop } from "@pai/core/internal";
  * takes a few hundred microseconds of the same thread; this way the run's next commit or model
  * request is already on its way while that happens, instead of after it.
  */
-export async function afterStartedWork<T>(started: Promise<T>): Promise<T> {
+export async function afterStartedWork<T>(started: Promise<T>, input?: { waitMs?: number }): Promise<T> {
   const result = await started;
-  await yieldToEventLoop();
+  // A call that waited (`waitMs`) answers after the work it set going: nothing is left to go first.
+  if (input?.waitMs === undefined) await yieldToEventLoop();
   return result;
 }

@@ -12,6 +12,7 @@ import {
   paiErrorData,
 } from "../src/index.js";
 import { createPaiSchemas } from "../src/schemas.js";
+import { type SubscriptionError, subscriptionError } from "./sse-subscription.js";
 
 /**
  * `chat.send` holds the chat body to the router's limits as `threads.send` does: client tools,
@@ -56,10 +57,7 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-type ErrorShape = {
-  message: string;
-  data: { httpStatus: number; code: string; pai: { code: string; issues?: Array<{ path: unknown[] }> } };
-};
+type ErrorShape = SubscriptionError;
 
 async function serve(router: Parameters<typeof createHTTPServer>[0]["router"]) {
   const server = createHTTPServer({ router, createContext: () => ({ user: { userId: "ada" } }) });
@@ -69,39 +67,7 @@ async function serve(router: Parameters<typeof createHTTPServer>[0]["router"]) {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  /** Reads a subscription until it returns or fails; the error it fails with, or null. */
-  return async (path: string, input: unknown): Promise<ErrorShape | null> => {
-    const controller = new AbortController();
-    const query = encodeURIComponent(JSON.stringify(superjson.serialize(input)));
-    const response = await fetch(`${url}/${path}?input=${query}`, {
-      headers: { accept: "text/event-stream" },
-      signal: controller.signal,
-    });
-    const reader = response.body!.getReader();
-    const decoder = new TextDecoder();
-    let buffer = "";
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return null;
-        buffer += decoder.decode(value, { stream: true });
-        for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const event = /^event: ?(.*)$/m.exec(block)?.[1];
-          const data = block
-            .split("\n")
-            .filter((line) => line.startsWith("data:"))
-            .map((line) => line.slice(5).trimStart())
-            .join("\n");
-          if (event === "return") return null;
-          if (event === "serialized-error") return superjson.deserialize(JSON.parse(data)) as ErrorShape;
-        }
-      }
-    } finally {
-      controller.abort();
-    }
-  };
+  return (path: string, input: unknown) => subscriptionError(url, path, input);
 }
 
 const tool = (name: string) => ({ name, description: "d", inputSchema: { type: "object" } });

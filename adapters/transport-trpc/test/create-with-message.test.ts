@@ -1,12 +1,10 @@
 import { createPaiClient } from "@pai/client";
 import { defineAgent, defineTool } from "@pai/core";
-import { createTestRuntime, type TestRuntime } from "@pai/core/testing";
-import { memoryStorage } from "@pai/storage-memory";
 import { createTRPCUntypedClient, httpLink, isTRPCClientError } from "@trpc/client";
 import superjson from "superjson";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type HostUser, type RunningHost, startHost, transportFor } from "./host-app.js";
+import { type HostUser, servedRuntimes, transportFor } from "./host-app.js";
 
 // A new conversation in one request: threads.create with the first message, over real HTTP.
 
@@ -27,30 +25,17 @@ const approve = defineTool({
     ctx.entry.type === "initial" ? ctx.suspend("approval", { prompt: ctx.input.summary }) : ctx.entry.resume,
 });
 
-const runtimes: TestRuntime<any>[] = [];
-const hosts: RunningHost[] = [];
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((host) => host.close()));
-  await Promise.all(runtimes.splice(0).map((runtime) => runtime.close()));
-});
+const served = servedRuntimes();
+afterEach(() => served.closeAll());
 
-async function start() {
-  const runtime = await createTestRuntime({
-    storage: memoryStorage(),
+function start() {
+  return served.start({
     agent: defineAgent({ name: "main", tools: { approve } }),
     model: [
       { toolCalls: [{ toolName: "approve", toolCallId: "call-1", input: { summary: "Ship v2" } }] },
       { text: "Shipped." },
     ],
-    scope: (identity) => {
-      const user = identity as HostUser;
-      return { scopeKey: user.scopeKey, userKey: user.userId };
-    },
   });
-  runtimes.push(runtime);
-  const host = await startHost(runtime.pai.service);
-  hosts.push(host);
-  return { runtime, host };
 }
 
 function rawClient(url: string) {

@@ -13,7 +13,14 @@ import superjson from "superjson";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type S3rverFixture, startS3rver } from "../../files-s3/test/s3rver-fixture.js";
-import { type HostRouter, type HostUser, type RunningHost, startHost, transportFor } from "./host-app.js";
+import {
+  type HostRouter,
+  type HostUser,
+  hostScope,
+  type RunningHost,
+  startHost,
+  transportFor,
+} from "./host-app.js";
 
 // Issue 9 acceptance, transport side: the real runtime (scripted model) with S3 files on an
 // s3rver started here and with local-disk files, served by the example host app over real
@@ -96,10 +103,7 @@ async function start(files: FilesV1, options: Parameters<typeof startHost>[1] = 
         : "";
       return { toolCalls: [{ toolName: "saveReport", input: { rows: Number(text.split(" ")[1] ?? 1) } }] };
     }),
-    scope: (identity) => {
-      const user = identity as HostUser;
-      return { scopeKey: user.scopeKey, userKey: user.userId };
-    },
+    scope: hostScope,
   });
   runtimes.push(pai);
   const host = await startHost(pai.service, options);

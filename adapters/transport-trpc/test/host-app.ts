@@ -1,5 +1,7 @@
 import type { AddressInfo, Socket } from "node:net";
 import type { PaiService } from "@pai/core";
+import { createTestRuntime, type TestRuntime, type TestRuntimeOptions } from "@pai/core/testing";
+import { memoryStorage } from "@pai/storage-memory";
 import { initTRPC, TRPCError } from "@trpc/server";
 import { createHTTPServer } from "@trpc/server/adapters/standalone";
 import { EventSource } from "eventsource";
@@ -116,4 +118,36 @@ export function transportFor(url: string, user: HostUser | null, options: { batc
     EventSource,
     headers: () => (user ? { authorization: `Bearer ${user.userId}:${user.scopeKey}` } : {}),
   });
+}
+
+/** The host's `scope`: the user's tenant, with the user as the user key. */
+export function hostScope(identity: unknown) {
+  const user = identity as HostUser;
+  return { scopeKey: user.scopeKey, userKey: user.userId };
+}
+
+/**
+ * Test runtimes (memory storage unless given, the host's scope) each served by the host app;
+ * `closeAll()` (in `afterEach`) closes every host, then every runtime.
+ */
+export function servedRuntimes() {
+  const runtimes: TestRuntime<any>[] = [];
+  const hosts: RunningHost[] = [];
+  return {
+    async start<const TAgent extends Parameters<typeof createTestRuntime>[0]["agent"]>(
+      options: Omit<TestRuntimeOptions<TAgent>, "scope" | "storage"> &
+        Partial<Pick<TestRuntimeOptions<TAgent>, "storage">>,
+      hostOptions: Parameters<typeof createHostRouter>[1] = {},
+    ) {
+      const runtime = await createTestRuntime({ storage: memoryStorage(), scope: hostScope, ...options });
+      runtimes.push(runtime);
+      const host = await startHost(runtime.pai.service, hostOptions);
+      hosts.push(host);
+      return { runtime, host, service: runtime.pai.service };
+    },
+    async closeAll() {
+      await Promise.all(hosts.splice(0).map((host) => host.close()));
+      await Promise.all(runtimes.splice(0).map((runtime) => runtime.close()));
+    },
+  };
 }

@@ -1,13 +1,12 @@
 import { createPaiClient } from "@pai/client";
 import { defineAgent, PaiError } from "@pai/core";
-import { createTestRuntime, type ScriptedModel, type TestRuntime } from "@pai/core/testing";
-import { memoryStorage } from "@pai/storage-memory";
+import type { ScriptedModel } from "@pai/core/testing";
 import { createTRPCUntypedClient, httpBatchLink, isTRPCClientError } from "@trpc/client";
 import superjson from "superjson";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_PAI_ROUTER_LIMITS } from "../src/index.js";
 import { createPaiSchemas } from "../src/schemas.js";
-import { type HostUser, type RunningHost, startHost, transportFor } from "./host-app.js";
+import { type HostUser, servedRuntimes, transportFor } from "./host-app.js";
 
 // What a message may carry over tRPC. File parts: only https:, http: and data: URLs pass the
 // router's input schema (BAD_REQUEST, 400, before the service runs), and an accepted URL reaches
@@ -16,26 +15,14 @@ import { type HostUser, type RunningHost, startHost, transportFor } from "./host
 
 const alice: HostUser = { userId: "alice", scopeKey: "acme" };
 
-const runtimes: TestRuntime<any>[] = [];
-const hosts: RunningHost[] = [];
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((host) => host.close()));
-  await Promise.all(runtimes.splice(0).map((runtime) => runtime.close()));
-});
+const served = servedRuntimes();
+afterEach(() => served.closeAll());
 
 async function start() {
-  const runtime = await createTestRuntime({
-    storage: memoryStorage(),
+  const { runtime, host } = await served.start({
     agent: defineAgent({ name: "main" }),
     model: [{ text: "ok" }],
-    scope: (identity) => {
-      const user = identity as HostUser;
-      return { scopeKey: user.scopeKey, userKey: user.userId };
-    },
   });
-  runtimes.push(runtime);
-  const host = await startHost(runtime.pai.service);
-  hosts.push(host);
   const raw = createTRPCUntypedClient({
     links: [
       httpBatchLink({

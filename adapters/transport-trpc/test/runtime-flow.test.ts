@@ -1,8 +1,8 @@
 import { createPaiClient, isPaiToolPart, type PaiThreadState, type ThreadClient } from "@pai/client";
 import { defineAgent, defineTool, PaiError } from "@pai/core";
 import { toClientView } from "@pai/core/protocol";
-import { createTestRuntime, scriptedModel, type TestRuntime } from "@pai/core/testing";
-import { memoryFiles, memoryStorage } from "@pai/storage-memory";
+import { scriptedModel } from "@pai/core/testing";
+import { memoryFiles } from "@pai/storage-memory";
 import { createTRPCUntypedClient, httpBatchLink, isTRPCClientError } from "@trpc/client";
 import fc from "fast-check";
 import superjson from "superjson";
@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { DEFAULT_PAI_ROUTER_LIMITS } from "../src/index.js";
 import { createPaiSchemas } from "../src/schemas.js";
-import { type HostUser, type RunningHost, startHost, transportFor } from "./host-app.js";
+import { type HostUser, servedRuntimes, transportFor } from "./host-app.js";
 
 // Acceptance tests of issue 7 against the real runtime (scripted model, memory storage),
 // served by the example host app over a real HTTP server and reached with @trpc/client.
@@ -67,28 +67,15 @@ function script(call: { prompt: PromptMessage[] }) {
   return { text: ["echo: ", text] };
 }
 
-const runtimes: TestRuntime<any>[] = [];
-const hosts: RunningHost[] = [];
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((host) => host.close()));
-  await Promise.all(runtimes.splice(0).map((runtime) => runtime.close()));
-});
+const served = servedRuntimes();
+afterEach(() => served.closeAll());
 
-async function start() {
-  const runtime = await createTestRuntime({
-    storage: memoryStorage(),
+function start() {
+  return served.start({
     agent,
     model: scriptedModel((call) => script(call as unknown as { prompt: PromptMessage[] }) as never),
     files: memoryFiles(),
-    scope: (identity) => {
-      const user = identity as HostUser;
-      return { scopeKey: user.scopeKey, userKey: user.userId };
-    },
   });
-  runtimes.push(runtime);
-  const host = await startHost(runtime.pai.service);
-  hosts.push(host);
-  return { runtime, host, service: runtime.pai.service };
 }
 
 function waitFor(thread: ThreadClient, predicate: (state: PaiThreadState) => boolean, ms = 45_000) {

@@ -1,36 +1,22 @@
 import { defineAgent, PaiError } from "@pai/core";
-import { createTestRuntime, type TestRuntime } from "@pai/core/testing";
-import { memoryStorage } from "@pai/storage-memory";
 import { afterEach, describe, expect, it } from "vitest";
-import { type HostUser, type RunningHost, startHost, transportFor } from "./host-app.js";
+import { type HostUser, servedRuntimes, transportFor } from "./host-app.js";
 
 // The bound on open watches per user, reached over real HTTP (SSE subscriptions).
 
 const alice: HostUser = { userId: "alice", scopeKey: "acme" };
 const bob: HostUser = { userId: "bob", scopeKey: "acme" };
 
-const runtimes: TestRuntime<any>[] = [];
-const hosts: RunningHost[] = [];
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((host) => host.close()));
-  await Promise.all(runtimes.splice(0).map((runtime) => runtime.close()));
-});
+const served = servedRuntimes();
+afterEach(() => served.closeAll());
 
 describe("maxWatchesPerUser over tRPC", () => {
   it("a subscription beyond the bound fails with TOO_MANY_REQUESTS; closing one frees its slot", async () => {
-    const runtime = await createTestRuntime({
-      storage: memoryStorage(),
+    const { host } = await served.start({
       agent: defineAgent({ name: "main", tools: {} }),
       model: [],
       maxWatchesPerUser: 2,
-      scope: (identity) => {
-        const user = identity as HostUser;
-        return { scopeKey: user.scopeKey, userKey: user.userId };
-      },
     });
-    runtimes.push(runtime);
-    const host = await startHost(runtime.pai.service);
-    hosts.push(host);
     const transport = transportFor(host.url, alice);
     const { threadId } = await transport.threads.create({});
 

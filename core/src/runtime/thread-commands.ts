@@ -1,5 +1,5 @@
 import { type JsonValue, normalizeJson } from "../json/json-value.js";
-import { decideStartRun } from "../state/deciders/run-deciders.js";
+import { decideStartRun, type StartRunInput } from "../state/deciders/run-deciders.js";
 import { decideCreateThread } from "../state/deciders/thread-deciders.js";
 import type { ThreadRow } from "../state/rows.js";
 import type { CreateThreadInput, RuntimeCore, StartOrQueueInput } from "./runtime-core.js";
@@ -52,7 +52,17 @@ export async function startOrQueueRun(
 export async function createThread(rt: RuntimeCore, input: CreateThreadInput): Promise<ThreadRow> {
   rt.agent(input.agentId);
   const { start } = input;
-  const runId = start ? rt.generateId() : null;
+  // The first message's run, decided with the creation: the same start `send` makes.
+  const run: StartRunInput | undefined = start && {
+    runId: rt.generateId(),
+    message: start.message,
+    trigger: { type: "message", messageId: start.message.messageId },
+    clientTools: start.clientTools,
+    clientData: start.clientData,
+    identity: toJsonOrNull(start.identity),
+    queueIfBusy: false,
+    cancelPending: false,
+  };
   // Held across the commit so the snapshot it produces stays cached for the driver.
   const release = start ? rt.store.hold(input.threadId) : undefined;
   try {
@@ -67,20 +77,7 @@ export async function createThread(rt: RuntimeCore, input: CreateThreadInput): P
             agentId: input.agentId,
             title: input.title,
             metadata: input.metadata,
-            ...(start && runId
-              ? {
-                  start: {
-                    runId,
-                    message: start.message,
-                    trigger: { type: "message", messageId: start.message.messageId },
-                    clientTools: start.clientTools,
-                    clientData: start.clientData,
-                    identity: toJsonOrNull(start.identity),
-                    queueIfBusy: false,
-                    cancelPending: false,
-                  },
-                }
-              : {}),
+            ...(run ? { start: run } : {}),
           },
           now,
         ),

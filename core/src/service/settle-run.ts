@@ -82,11 +82,7 @@ export async function withSettled<T extends object>(
   run: { threadId: string; runId: string | null; version: number },
   waitMs: number | undefined,
 ): Promise<T & { settled?: SettledRun }> {
-  if (waitMs === undefined) return result;
-  if (run.runId === null) {
-    const snapshot = await engine.store.read(run.threadId);
-    if (!snapshot) throw new PaiError("NOT_FOUND", `Thread ${run.threadId} was not found.`);
-    return { ...result, settled: { done: true, snapshot } };
-  }
+  // A run id is null only for a thread created without a message, which takes no `waitMs`.
+  if (waitMs === undefined || run.runId === null) return result;
   return { ...result, settled: await settleRun(engine, run.threadId, run.runId, run.version, waitMs) };
 }

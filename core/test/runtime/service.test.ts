@@ -12,22 +12,9 @@ import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { internalsOf } from "../../src/pai/internals.js";
 import { createTestRuntime } from "../support/test-runtime.js";
-import { deferred, rejection, scripted, toolResultFor, watchInBackground } from "./_helpers.js";
+import { approvalTool, deferred, rejection, scripted, toolResultFor, watchInBackground } from "./_helpers.js";
 
-const approve = defineTool({
-  id: "test.approve.v1",
-  description: "Ask for approval",
-  inputSchema: z.object({ summary: z.string() }),
-  outputSchema: z.object({ approved: z.boolean() }),
-  suspend: {
-    approval: {
-      suspendSchema: z.object({ prompt: z.string() }),
-      resumeSchema: z.object({ approved: z.boolean() }),
-    },
-  },
-  execute: (ctx: any) =>
-    ctx.entry.type === "initial" ? ctx.suspend("approval", { prompt: ctx.input.summary }) : ctx.entry.resume,
-});
+const approve = approvalTool;
 
 const callApprove = {
   toolCalls: [{ toolName: "approve", toolCallId: "call-1", input: { summary: "Ship v2" } }],
