@@ -6,13 +6,21 @@
  * 100 clients are measured last (`measureCommitCeiling`), beside the throughput table that reads
  * them: they leave a server, and the disk it shares with the others, busy for seconds after.
  */
+
+import { setTimeout as sleep } from "node:timers/promises";
 import { type Kysely, sql } from "kysely";
-import { formatMs, type Measurement, measure } from "./harness.ts";
+import { formatMs, type Measurement, measure, summarize } from "./harness.ts";
 
 export type SqlFloor = {
   engine: string;
   select1: Measurement;
   insert1k: Measurement;
+  /**
+   * The same insert after the process and the server sat idle for 1 ms: what a statement costs
+   * when it is the first after a wait (an HTTP request, a client's think time) rather than one
+   * of a back-to-back series. On this class of virtual machine waking an idle core is not free.
+   */
+  insert1kAfterIdle: Measurement;
   /** Durable 1 KB commits per second by concurrent clients (server engines only). */
   ceiling: Array<{ clients: number; connections: number; commitsPerSecond: number }>;
 };
@@ -66,9 +74,22 @@ export async function measureSqlFloor(engine: string, db: Kysely<any>): Promise<
     ],
     { warmupTime: 1000 },
   );
+  const insert1kAfterIdle = await insertsAfterIdle(engine, db, table);
   const ceiling = [{ clients: 1, connections: 1, commitsPerSecond: await commitsPerSecond(db, table, 1) }];
   await drop();
-  return { engine, select1: select1!, insert1k: insert1k!, ceiling };
+  return { engine, select1: select1!, insert1k: insert1k!, insert1kAfterIdle, ceiling };
+}
+
+/** Durable inserts each timed alone after 1 ms in which neither the process nor the server worked. */
+async function insertsAfterIdle(engine: string, db: Kysely<any>, table: string, iterations = 400) {
+  const times: number[] = [];
+  for (let index = 0; index < iterations; index++) {
+    await sleep(1);
+    const started = performance.now();
+    await insertOne(db, table);
+    times.push(performance.now() - started);
+  }
+  return summarize(`${engine}: durable 1 KB insert after 1 ms idle`, times);
 }
 
 /**
@@ -99,12 +120,16 @@ export async function measureCommitCeiling(
 export function logFloor(floors: SqlFloor[], log: (line?: string) => void) {
   log();
   log("### Floor: the database alone (same servers, same run)");
-  log("| engine   | select 1 ms | durable 1 KB insert ms | p95 ms | commits/s, 1 client |");
-  log("|----------|------------:|-----------------------:|-------:|--------------------:|");
+  log(
+    "| engine   | select 1 ms | durable 1 KB insert ms | p95 ms | the insert after 1 ms idle ms | commits/s, 1 client |",
+  );
+  log(
+    "|----------|------------:|-----------------------:|-------:|------------------------------:|--------------------:|",
+  );
   for (const floor of floors) {
     const one = floor.ceiling.find((entry) => entry.clients === 1)?.commitsPerSecond;
     log(
-      `| ${floor.engine.padEnd(8)} | ${formatMs(floor.select1.medianMs).padStart(11)} | ${formatMs(floor.insert1k.medianMs).padStart(22)} | ${formatMs(floor.insert1k.p95Ms).padStart(6)} | ${(one?.toFixed(0) ?? "-").padStart(19)} |`,
+      `| ${floor.engine.padEnd(8)} | ${formatMs(floor.select1.medianMs).padStart(11)} | ${formatMs(floor.insert1k.medianMs).padStart(22)} | ${formatMs(floor.insert1k.p95Ms).padStart(6)} | ${formatMs(floor.insert1kAfterIdle.medianMs).padStart(29)} | ${(one?.toFixed(0) ?? "-").padStart(19)} |`,
     );
   }
 }
