@@ -13,12 +13,13 @@ import type { ClientUploadedFile } from "@pai/core/protocol";
 
 /**
  * The input of a service method without the `identity` the server adds from its own context, and
- * without `waitMs`: the thread client learns a run's progress by watching or refreshing, and a
- * transport answers a waiting call in its own shape (tRPC: the client view).
+ * without `waitMs` and the `signal` that ends a wait: the thread client learns a run's progress by
+ * watching or refreshing, and a transport answers a waiting call in its own shape (tRPC: the
+ * client view).
  */
 type ClientInput<TMethod extends (input: never) => unknown> = Omit<
   Parameters<TMethod>[0],
-  "identity" | "waitMs"
+  "identity" | "waitMs" | "signal"
 >;
 
 /** A result as a transport answers it to a call that did not wait. */

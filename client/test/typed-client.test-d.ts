@@ -206,4 +206,14 @@ describe("contract forms and the untyped client", () => {
     expectTypeOf(state).toExtend<PaiThreadState>();
     expectTypeOf<Action>().toExtend<PendingActionView>();
   });
+
+  it("a transport takes no waitMs or wait signal: the thread client follows runs by watching", () => {
+    type SendInput = Parameters<PaiTransport["threads"]["send"]>[0];
+    type SubmitInput = Parameters<PaiTransport["actions"]["submit"]>[0];
+    expectTypeOf<SendInput>().not.toHaveProperty("waitMs");
+    expectTypeOf<SendInput>().not.toHaveProperty("signal");
+    expectTypeOf<SubmitInput>().not.toHaveProperty("waitMs");
+    expectTypeOf<SubmitInput>().not.toHaveProperty("signal");
+    expectTypeOf<Parameters<PaiTransport["threads"]["create"]>[0]>().not.toHaveProperty("signal");
+  });
 });

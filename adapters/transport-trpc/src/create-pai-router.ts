@@ -59,6 +59,14 @@ export type PaiBaseProcedure<TContext, TMeta, TContextOverrides, TErrorShape> = 
   TErrorShape
 >;
 
+/**
+ * The request's signal for a call that waits (`waitMs`): a client that goes away ends the wait,
+ * and frees the watch slot it holds, instead of leaving it open until `waitMs` passes.
+ */
+function waitSignal(input: { waitMs?: number } | undefined, signal: AbortSignal | undefined) {
+  return input?.waitMs !== undefined && signal ? { signal } : {};
+}
+
 /** A waiting call's settled thread as the client view (no scope key, no internal fields). */
 function clientSettled<TAgent>(settled: SettledRun | undefined): { settled?: PaiSettledView<TAgent> } {
   if (!settled) return {};
@@ -184,9 +192,9 @@ export function createPaiRouter<
       ),
 
     threads: {
-      create: procedure.input(schemas.threads.create).mutation(({ ctx, input }) =>
+      create: procedure.input(schemas.threads.create).mutation(({ ctx, input, signal }) =>
         call("threads.create", ctx, async (identity): Promise<ClientCreatedThread<TAgent>> => {
-          const created = service.threads.create({ ...input, identity });
+          const created = service.threads.create({ ...input, identity, ...waitSignal(input, signal) });
           // With a first message, the run it started goes first, as after `send`.
           const { settled, ...row } = await (input?.message ? afterStartedWork(created, input) : created);
           return { ...toClientThread(row), ...clientSettled<TAgent>(settled) };
@@ -221,10 +229,10 @@ export function createPaiRouter<
               toClientSnapshot(await service.threads.get({ ...input, identity })),
           ),
         ),
-      send: procedure.input(schemas.threads.send).mutation(({ ctx, input }) =>
+      send: procedure.input(schemas.threads.send).mutation(({ ctx, input, signal }) =>
         call("threads.send", ctx, async (identity): Promise<ClientSendResult<TAgent>> => {
           const { settled, ...sent } = await afterStartedWork(
-            service.threads.send({ ...input, identity }),
+            service.threads.send({ ...input, identity, ...waitSignal(input, signal) }),
             input,
           );
           return { ...sent, ...clientSettled<TAgent>(settled) };
@@ -334,28 +342,39 @@ export function createPaiRouter<
             PaiSubmitInput<TAgent>
           >,
         )
-        .mutation(({ ctx, input }) =>
+        .mutation(({ ctx, input, signal }) =>
           call("actions.submit", ctx, async (identity) => {
             const { untyped: _untyped, ...answer } = input;
             return clientResult<TAgent>(
-              await afterStartedWork(service.actions.submit({ ...answer, identity }), input),
+              await afterStartedWork(
+                service.actions.submit({ ...answer, identity, ...waitSignal(input, signal) }),
+                input,
+              ),
             );
           }),
         ),
       cancel: procedure
         .input(schemas.actions.cancel)
-        .mutation(({ ctx, input }) =>
+        .mutation(({ ctx, input, signal }) =>
           call("actions.cancel", ctx, async (identity) =>
             clientResult<TAgent>(
-              await afterStartedWork(service.actions.cancel({ ...input, identity }), input),
+              await afterStartedWork(
+                service.actions.cancel({ ...input, identity, ...waitSignal(input, signal) }),
+                input,
+              ),
             ),
           ),
         ),
       fail: procedure
         .input(schemas.actions.fail)
-        .mutation(({ ctx, input }) =>
+        .mutation(({ ctx, input, signal }) =>
           call("actions.fail", ctx, async (identity) =>
-            clientResult<TAgent>(await afterStartedWork(service.actions.fail({ ...input, identity }), input)),
+            clientResult<TAgent>(
+              await afterStartedWork(
+                service.actions.fail({ ...input, identity, ...waitSignal(input, signal) }),
+                input,
+              ),
+            ),
           ),
         ),
     },

@@ -1,10 +1,9 @@
 import { createPaiClient } from "@pai/client";
 import { defineAgent, defineTool } from "@pai/core";
-import { createTRPCUntypedClient, httpLink, isTRPCClientError } from "@trpc/client";
-import superjson from "superjson";
+import { isTRPCClientError } from "@trpc/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { type HostUser, servedRuntimes, transportFor } from "./host-app.js";
+import { type HostUser, rawClientFor, servedRuntimes, transportFor } from "./host-app.js";
 
 // A new conversation in one request: threads.create with the first message, over real HTTP.
 
@@ -38,17 +37,7 @@ function start() {
   });
 }
 
-function rawClient(url: string) {
-  return createTRPCUntypedClient({
-    links: [
-      httpLink({
-        url,
-        transformer: superjson,
-        headers: () => ({ authorization: `Bearer ${alice.userId}:${alice.scopeKey}` }),
-      }),
-    ],
-  });
-}
+const rawClient = (url: string) => rawClientFor(url, alice);
 
 describe("threads.create with a first message, over tRPC HTTP", () => {
   it("one request creates the thread and starts its run; the typed client then answers the action", async () => {

@@ -2,6 +2,7 @@ import type { AddressInfo, Socket } from "node:net";
 import type { PaiService } from "@pai/core";
 import { createTestRuntime, type TestRuntime, type TestRuntimeOptions } from "@pai/core/testing";
 import { memoryStorage } from "@pai/storage-memory";
+import { createTRPCUntypedClient, httpLink } from "@trpc/client";
 import { initTRPC, TRPCError } from "@trpc/server";
 import { createHTTPServer } from "@trpc/server/adapters/standalone";
 import { EventSource } from "eventsource";
@@ -117,6 +118,19 @@ export function transportFor(url: string, user: HostUser | null, options: { batc
     transformer: superjson,
     EventSource,
     headers: () => (user ? { authorization: `Bearer ${user.userId}:${user.scopeKey}` } : {}),
+  });
+}
+
+/** An untyped tRPC client of the host for one user: raw procedure calls, e.g. with `waitMs`. */
+export function rawClientFor(url: string, user: HostUser) {
+  return createTRPCUntypedClient({
+    links: [
+      httpLink({
+        url,
+        transformer: superjson,
+        headers: () => ({ authorization: `Bearer ${user.userId}:${user.scopeKey}` }),
+      }),
+    ],
   });
 }
 

@@ -17,8 +17,8 @@ import {
   requireString,
   versionOf,
 } from "./service-inputs.js";
-import type { PaiService } from "./service-types.js";
-import { waitMsOf, withSettled } from "./settle-run.js";
+import type { PaiService, WaitOption } from "./service-types.js";
+import { waitOf, withSettled } from "./settle-run.js";
 import { WatchSlots } from "./watch-slots.js";
 import { watchThread } from "./watch-thread.js";
 
@@ -77,16 +77,16 @@ export function createService<TIdentity, TAgent = unknown>(
    */
   const commitAndSettle = async <T extends object>(
     scope: Scope,
-    waitMs: number | undefined,
+    wait: { waitMs: number | undefined; signal: AbortSignal | undefined },
     commit: () => Promise<T>,
     runOf: (result: T) => { threadId: string; runId: string | null; version: number },
   ) => {
-    const release = waitMs === undefined ? undefined : watches.take(scope);
+    const release = wait.waitMs === undefined ? undefined : watches.take(scope);
     try {
       const result = await commit();
       const run = runOf(result);
       try {
-        return await withSettled(engine, result, run, waitMs);
+        return await withSettled(engine, result, run, wait.waitMs, wait.signal);
       } catch (error) {
         // The write is committed: failing the call now would have the client retry, and write
         // again. It answers without `settled`, as if it had not waited; the error is reported.
@@ -104,10 +104,10 @@ export function createService<TIdentity, TAgent = unknown>(
   };
 
   // An answer commits first; with `waitMs` the call then waits for the action's run to stop.
-  const resolveAndSettle = (waitMs: unknown, request: ResolveRequest & { scope: Scope }) =>
+  const resolveAndSettle = (wait: WaitOption, request: ResolveRequest & { scope: Scope }) =>
     commitAndSettle(
       request.scope,
-      waitMsOf(waitMs),
+      waitOf(wait),
       () => engine.resolve(request),
       (result) => ({ threadId: request.threadId, runId: result.action.runId, version: result.version }),
     );
@@ -135,7 +135,7 @@ export function createService<TIdentity, TAgent = unknown>(
     threads: {
       async create(input) {
         const { identity, agentId, title, metadata, message, clientTools, clientData } = input;
-        const waitMs = waitMsOf(input.waitMs);
+        const wait = waitOf(input);
         const scope = await scopeOf(identity);
         if ((input as { threadId?: unknown }).threadId !== undefined) {
           throw new PaiError(
@@ -157,7 +157,7 @@ export function createService<TIdentity, TAgent = unknown>(
             clientTools: engine.validateClientTools(agent, clientTools),
             clientData: (data ?? null) as never,
           };
-        } else if (clientTools !== undefined || clientData !== undefined || waitMs !== undefined) {
+        } else if (clientTools !== undefined || clientData !== undefined || wait.waitMs !== undefined) {
           throw new PaiError(
             "INVALID_INPUT",
             "threads.create takes clientTools, clientData and waitMs only with a first message: add message, or pass them to threads.send.",
@@ -166,7 +166,7 @@ export function createService<TIdentity, TAgent = unknown>(
         const checkedMetadata = metadata == null ? null : jsonObject(metadata, "metadata");
         return commitAndSettle(
           scope,
-          waitMs,
+          wait,
           () =>
             engine.createThread({
               threadId,
@@ -192,11 +192,11 @@ export function createService<TIdentity, TAgent = unknown>(
       async get({ identity, threadId }) {
         return (await ownThread(identity, threadId, "caller")).snapshot;
       },
-      async send({ identity, threadId, message, cancelPending, clientTools, clientData, waitMs }) {
+      async send({ identity, threadId, message, cancelPending, clientTools, clientData, waitMs, signal }) {
         // Ownership and the agent never change, and the run starts in a version-guarded commit.
         const { snapshot, scope } = await ownThread(identity, threadId, "write");
         checkMessage(message);
-        const wait = waitMsOf(waitMs);
+        const wait = waitOf({ waitMs, signal });
         engine.json(message, "message");
         const data = clientDataOf(clientData);
         const tools = engine.validateClientTools(snapshot.thread.agentId, clientTools);
@@ -265,6 +265,7 @@ export function createService<TIdentity, TAgent = unknown>(
         clientTools,
         clientData,
         waitMs,
+        signal,
       }) {
         // An answer commits against the thread's version: a kept snapshot stands in for a read
         // (resolveAction reads again before it reports an action it does not find).
@@ -286,47 +287,56 @@ export function createService<TIdentity, TAgent = unknown>(
         const tools = clientTools
           ? engine.validateClientTools(snapshot.thread.agentId, clientTools)
           : undefined;
-        return resolveAndSettle(waitMs, {
-          snapshot,
-          threadId: snapshot.thread.threadId,
-          actionId: requireId(actionId, "actionId"),
-          identity,
-          scope,
-          kind: "submit",
-          payload,
-          idempotencyKey:
-            idempotencyKey === undefined ? null : requireString(idempotencyKey, "idempotencyKey"),
-          ...(tools ? { clientTools: tools } : {}),
-          ...(data !== undefined ? { clientData: data as never } : {}),
-        });
+        return resolveAndSettle(
+          { waitMs, signal },
+          {
+            snapshot,
+            threadId: snapshot.thread.threadId,
+            actionId: requireId(actionId, "actionId"),
+            identity,
+            scope,
+            kind: "submit",
+            payload,
+            idempotencyKey:
+              idempotencyKey === undefined ? null : requireString(idempotencyKey, "idempotencyKey"),
+            ...(tools ? { clientTools: tools } : {}),
+            ...(data !== undefined ? { clientData: data as never } : {}),
+          },
+        );
       },
-      async cancel({ identity, threadId, actionId, reason, idempotencyKey, waitMs }) {
+      async cancel({ identity, threadId, actionId, reason, idempotencyKey, waitMs, signal }) {
         const { snapshot, scope } = await ownThread(identity, threadId, "write");
-        return resolveAndSettle(waitMs, {
-          snapshot,
-          threadId: snapshot.thread.threadId,
-          actionId: requireId(actionId, "actionId"),
-          identity,
-          scope,
-          kind: "cancel",
-          reason: optionalText(reason, "reason"),
-          idempotencyKey:
-            idempotencyKey === undefined ? null : requireString(idempotencyKey, "idempotencyKey"),
-        });
+        return resolveAndSettle(
+          { waitMs, signal },
+          {
+            snapshot,
+            threadId: snapshot.thread.threadId,
+            actionId: requireId(actionId, "actionId"),
+            identity,
+            scope,
+            kind: "cancel",
+            reason: optionalText(reason, "reason"),
+            idempotencyKey:
+              idempotencyKey === undefined ? null : requireString(idempotencyKey, "idempotencyKey"),
+          },
+        );
       },
-      async fail({ identity, threadId, actionId, error, idempotencyKey, waitMs }) {
+      async fail({ identity, threadId, actionId, error, idempotencyKey, waitMs, signal }) {
         const { snapshot, scope } = await ownThread(identity, threadId, "write");
-        return resolveAndSettle(waitMs, {
-          snapshot,
-          threadId: snapshot.thread.threadId,
-          actionId: requireId(actionId, "actionId"),
-          identity,
-          scope,
-          kind: "fail",
-          error: failureOf(error),
-          idempotencyKey:
-            idempotencyKey === undefined ? null : requireString(idempotencyKey, "idempotencyKey"),
-        });
+        return resolveAndSettle(
+          { waitMs, signal },
+          {
+            snapshot,
+            threadId: snapshot.thread.threadId,
+            actionId: requireId(actionId, "actionId"),
+            identity,
+            scope,
+            kind: "fail",
+            error: failureOf(error),
+            idempotencyKey:
+              idempotencyKey === undefined ? null : requireString(idempotencyKey, "idempotencyKey"),
+          },
+        );
       },
     },
 

@@ -31,7 +31,15 @@ export type RunRequestOptions = {
  * pending actions, completed, failed or cancelled), or when `waitMs` has passed, whichever comes
  * first. At most 60,000 ms.
  */
-export type WaitOption = { waitMs?: number };
+export type WaitOption = {
+  waitMs?: number;
+  /**
+   * Ends the wait early, e.g. when the caller's request is gone: the call then answers at once
+   * with `settled.done` false (or true if the run stopped meanwhile). It never undoes the write,
+   * which is committed before any wait begins.
+   */
+  signal?: AbortSignal;
+};
 
 /** The thread when a waiting call answered; `done` is false when `waitMs` passed first. */
 export type SettledRun = { done: boolean; snapshot: ThreadSnapshot };

@@ -18,6 +18,21 @@ export function waitMsOf(value: unknown): number | undefined {
   return value;
 }
 
+/**
+ * A call's wait, checked before anything is written. `signal` matters only with `waitMs` (it ends
+ * the wait); a value that is not an AbortSignal is refused either way.
+ */
+export function waitOf(input: { waitMs?: unknown; signal?: unknown }): {
+  waitMs: number | undefined;
+  signal: AbortSignal | undefined;
+} {
+  const { signal } = input;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new PaiError("INVALID_INPUT", "signal must be an AbortSignal (it ends a waitMs wait early).");
+  }
+  return { waitMs: waitMsOf(input.waitMs), signal };
+}
+
 /** Whether the run still has work to do: running, or queued behind another. */
 function runActive(snapshot: ThreadSnapshot, runId: string): boolean {
   const run = snapshot.runs.find((candidate) => candidate.runId === runId);
@@ -38,14 +53,21 @@ export async function settleRun(
   runId: string,
   version: number,
   waitMs: number,
+  signal?: AbortSignal,
 ): Promise<SettledRun> {
   const deadline = performance.now() + waitMs;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timedOut = new Promise<"timeout">((resolve) => {
-    timer = setTimeout(() => resolve("timeout"), waitMs);
+  // The caller's signal ends the wait as the deadline would, only sooner.
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  signal?.addEventListener("abort", abort, { once: true });
+  if (signal?.aborted) abort();
+  const stopped = new Promise<"stopped">((resolve) => {
+    timer = setTimeout(() => resolve("stopped"), waitMs);
+    controller.signal.addEventListener("abort", () => resolve("stopped"), { once: true });
   });
   try {
-    await Promise.race([engine.waitForIdle(threadId), timedOut]);
+    await Promise.race([engine.waitForIdle(threadId), stopped]);
     const kept = engine.store.kept(threadId);
     if (kept && kept.thread.version >= version && !runActive(kept, runId)) {
       return { done: true, snapshot: kept };
@@ -54,10 +76,9 @@ export async function settleRun(
     if (!snapshot) throw new PaiError("NOT_FOUND", `Thread ${threadId} was not found.`);
     if (!runActive(snapshot, runId)) return { done: true, snapshot };
     const remaining = deadline - performance.now();
-    if (remaining <= 0) return { done: false, snapshot };
-    const controller = new AbortController();
+    if (remaining <= 0 || controller.signal.aborted) return { done: false, snapshot };
     clearTimeout(timer);
-    timer = setTimeout(() => controller.abort(), remaining);
+    timer = setTimeout(abort, remaining);
     const current = snapshot;
     for await (const event of watchThread(
       engine,
@@ -72,6 +93,7 @@ export async function settleRun(
     return { done: false, snapshot };
   } finally {
     clearTimeout(timer);
+    signal?.removeEventListener("abort", abort);
   }
 }
 
@@ -81,8 +103,12 @@ export async function withSettled<T extends object>(
   result: T,
   run: { threadId: string; runId: string | null; version: number },
   waitMs: number | undefined,
+  signal?: AbortSignal,
 ): Promise<T & { settled?: SettledRun }> {
   // A run id is null only for a thread created without a message, which takes no `waitMs`.
   if (waitMs === undefined || run.runId === null) return result;
-  return { ...result, settled: await settleRun(engine, run.threadId, run.runId, run.version, waitMs) };
+  return {
+    ...result,
+    settled: await settleRun(engine, run.threadId, run.runId, run.version, waitMs, signal),
+  };
 }

@@ -108,6 +108,76 @@ describe("waitMs: answering once the run has stopped", () => {
     expect((await t.lastRun(threadId))?.status).toBe("completed");
   });
 
+  it("a signal that aborts ends the wait early with done: false; the write stays and the watch slot is free again", async () => {
+    const gate = deferred();
+    const slow = defineTool({
+      id: "test.wait.slow-signal.v1",
+      description: "Takes its time",
+      inputSchema: z.object({}),
+      outputSchema: z.object({ ok: z.boolean() }),
+      execute: async () => {
+        await gate.promise;
+        return { ok: true };
+      },
+    });
+    const t = await createTestRuntime({
+      agent: defineAgent({ tools: { slow } }),
+      model: [
+        { toolCalls: [{ toolName: "slow", toolCallId: "call-1", input: {} }] },
+        { text: "Hi." },
+        { text: "Done." },
+      ],
+      maxWatchesPerUser: 1,
+    });
+    cleanup.push(t.close);
+    cleanup.push(async () => gate.resolve());
+    const controller = new AbortController();
+    const started = performance.now();
+    const creating = t.pai.service.threads.create({
+      identity: t.identity,
+      message: { text: "go" },
+      waitMs: 30_000,
+      signal: controller.signal,
+    });
+    setTimeout(() => controller.abort(), 30);
+    const created = await creating;
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(created.settled?.done).toBe(false);
+    expect(created.settled!.snapshot.runs.map((run) => run.status)).toEqual(["running"]);
+    // The one slot is free again: another waiting call is let in; a signal aborted already ends
+    // its wait at once, after the write.
+    const again = await t.pai.service.threads.create({
+      identity: t.identity,
+      message: { text: "hello" },
+      waitMs: 30_000,
+      signal: AbortSignal.abort(),
+    });
+    expect(again.settled).toBeDefined();
+    await t.waitForIdle(again.threadId);
+    expect(await t.lastText(again.threadId)).toBe("Hi.");
+    gate.resolve();
+    await t.waitForIdle(created.threadId);
+    expect((await t.lastRun(created.threadId))?.status).toBe("completed");
+  });
+
+  it("refuses a signal that is not an AbortSignal before writing", async () => {
+    const t = await createTestRuntime({ agent: defineAgent({ tools: {} }), model: [] });
+    cleanup.push(t.close);
+    const threadId = await t.createThread();
+    const refused = await rejection(
+      t.pai.service.threads.send({
+        identity: t.identity,
+        threadId,
+        message: { text: "x" },
+        waitMs: 1_000,
+        signal: { aborted: false },
+      } as never),
+    );
+    expect(refused.code).toBe("INVALID_INPUT");
+    expect(refused.message).toContain("AbortSignal");
+    expect((await t.snapshot(threadId)).messages).toEqual([]);
+  });
+
   it("answering one of two pending actions answers at once: the run still waits on the other", async () => {
     const t = await createTestRuntime({
       agent: defineAgent({ tools: { approve } }),
