@@ -103,14 +103,33 @@ export function createService<TIdentity, TAgent = unknown>(
     }
   };
 
-  // An answer commits first; with `waitMs` the call then waits for the action's run to stop.
-  const resolveAndSettle = (wait: WaitOption, request: ResolveRequest & { scope: Scope }) =>
-    commitAndSettle(
-      request.scope,
-      waitOf(wait),
+  /**
+   * An answer to an action of a thread the caller owns (`owned`): it commits first; with `waitMs`
+   * the call then waits for the action's run to stop. `answer` is what its kind adds.
+   */
+  const resolveAndSettle = (
+    input: WaitOption & { identity: TIdentity; actionId: string; idempotencyKey?: string | undefined },
+    owned: { snapshot: ThreadSnapshot; scope: Scope },
+    answer: Pick<ResolveRequest, "kind" | "payload" | "reason" | "error" | "clientTools" | "clientData">,
+  ) => {
+    const { snapshot, scope } = owned;
+    const { idempotencyKey } = input;
+    const request: ResolveRequest = {
+      snapshot,
+      threadId: snapshot.thread.threadId,
+      actionId: requireId(input.actionId, "actionId"),
+      identity: input.identity,
+      scope,
+      idempotencyKey: idempotencyKey === undefined ? null : requireString(idempotencyKey, "idempotencyKey"),
+      ...answer,
+    };
+    return commitAndSettle(
+      scope,
+      waitOf(input),
       () => engine.resolve(request),
       (result) => ({ threadId: request.threadId, runId: result.action.runId, version: result.version }),
     );
+  };
 
   const service: PaiService<TIdentity, TAgent> = {
     async manifest({ identity, agentId }) {
@@ -255,21 +274,12 @@ export function createService<TIdentity, TAgent = unknown>(
         });
         return { items: page.actions, nextCursor: page.nextCursor };
       },
-      async submit({
-        identity,
-        threadId,
-        actionId,
-        name,
-        payload,
-        idempotencyKey,
-        clientTools,
-        clientData,
-        waitMs,
-        signal,
-      }) {
+      async submit(input) {
+        const { identity, threadId, actionId, name, payload, clientTools, clientData } = input;
         // An answer commits against the thread's version: a kept snapshot stands in for a read
         // (resolveAction reads again before it reports an action it does not find).
-        const { snapshot, scope } = await ownThread(identity, threadId, "write");
+        const owned = await ownThread(identity, threadId, "write");
+        const { snapshot } = owned;
         if (name !== undefined) {
           const named = snapshot.actions.find((action) => action.actionId === actionId);
           if (named && named.name !== requireString(name, "name")) {
@@ -287,56 +297,23 @@ export function createService<TIdentity, TAgent = unknown>(
         const tools = clientTools
           ? engine.validateClientTools(snapshot.thread.agentId, clientTools)
           : undefined;
-        return resolveAndSettle(
-          { waitMs, signal },
-          {
-            snapshot,
-            threadId: snapshot.thread.threadId,
-            actionId: requireId(actionId, "actionId"),
-            identity,
-            scope,
-            kind: "submit",
-            payload,
-            idempotencyKey:
-              idempotencyKey === undefined ? null : requireString(idempotencyKey, "idempotencyKey"),
-            ...(tools ? { clientTools: tools } : {}),
-            ...(data !== undefined ? { clientData: data as never } : {}),
-          },
-        );
+        return resolveAndSettle(input, owned, {
+          kind: "submit",
+          payload,
+          ...(tools ? { clientTools: tools } : {}),
+          ...(data !== undefined ? { clientData: data as never } : {}),
+        });
       },
-      async cancel({ identity, threadId, actionId, reason, idempotencyKey, waitMs, signal }) {
-        const { snapshot, scope } = await ownThread(identity, threadId, "write");
-        return resolveAndSettle(
-          { waitMs, signal },
-          {
-            snapshot,
-            threadId: snapshot.thread.threadId,
-            actionId: requireId(actionId, "actionId"),
-            identity,
-            scope,
-            kind: "cancel",
-            reason: optionalText(reason, "reason"),
-            idempotencyKey:
-              idempotencyKey === undefined ? null : requireString(idempotencyKey, "idempotencyKey"),
-          },
-        );
+      async cancel(input) {
+        const owned = await ownThread(input.identity, input.threadId, "write");
+        return resolveAndSettle(input, owned, {
+          kind: "cancel",
+          reason: optionalText(input.reason, "reason"),
+        });
       },
-      async fail({ identity, threadId, actionId, error, idempotencyKey, waitMs, signal }) {
-        const { snapshot, scope } = await ownThread(identity, threadId, "write");
-        return resolveAndSettle(
-          { waitMs, signal },
-          {
-            snapshot,
-            threadId: snapshot.thread.threadId,
-            actionId: requireId(actionId, "actionId"),
-            identity,
-            scope,
-            kind: "fail",
-            error: failureOf(error),
-            idempotencyKey:
-              idempotencyKey === undefined ? null : requireString(idempotencyKey, "idempotencyKey"),
-          },
-        );
+      async fail(input) {
+        const owned = await ownThread(input.identity, input.threadId, "write");
+        return resolveAndSettle(input, owned, { kind: "fail", error: failureOf(input.error) });
       },
     },
 

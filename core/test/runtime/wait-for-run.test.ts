@@ -13,6 +13,22 @@ const approveThenText = [
   { text: "Shipped." },
 ];
 
+/** A tool that runs until its gate opens: a run that is still going when a wait ends. */
+function gatedTool() {
+  const gate = deferred();
+  const slow = defineTool({
+    id: "test.wait.slow.v1",
+    description: "Takes its time",
+    inputSchema: z.object({}),
+    outputSchema: z.object({ ok: z.boolean() }),
+    execute: async () => {
+      await gate.promise;
+      return { ok: true };
+    },
+  });
+  return { gate, slow };
+}
+
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
@@ -76,17 +92,7 @@ describe("waitMs: answering once the run has stopped", () => {
   });
 
   it("answers done: false with the thread as it stands when waitMs passes first", async () => {
-    const gate = deferred();
-    const slow = defineTool({
-      id: "test.wait.slow.v1",
-      description: "Takes its time",
-      inputSchema: z.object({}),
-      outputSchema: z.object({ ok: z.boolean() }),
-      execute: async () => {
-        await gate.promise;
-        return { ok: true };
-      },
-    });
+    const { gate, slow } = gatedTool();
     const t = await createTestRuntime({
       agent: defineAgent({ tools: { slow } }),
       model: [{ toolCalls: [{ toolName: "slow", toolCallId: "call-1", input: {} }] }, { text: "Done." }],
@@ -109,17 +115,7 @@ describe("waitMs: answering once the run has stopped", () => {
   });
 
   it("a signal that aborts ends the wait early with done: false; the write stays and the watch slot is free again", async () => {
-    const gate = deferred();
-    const slow = defineTool({
-      id: "test.wait.slow-signal.v1",
-      description: "Takes its time",
-      inputSchema: z.object({}),
-      outputSchema: z.object({ ok: z.boolean() }),
-      execute: async () => {
-        await gate.promise;
-        return { ok: true };
-      },
-    });
+    const { gate, slow } = gatedTool();
     const t = await createTestRuntime({
       agent: defineAgent({ tools: { slow } }),
       model: [
