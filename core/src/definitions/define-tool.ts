@@ -18,14 +18,16 @@ type IsUnion<T, TAll = T> = T extends unknown ? ([TAll] extends [T] ? false : tr
 
 /**
  * Resolves to an error-message type when the id was widened to `string`, is a union of
- * literals (a tool has one stable id), or is empty.
+ * literals (a tool has one stable id), or is empty. The id parameter is `TId & ToolIdCheck<TId>`:
+ * a literal intersected with a message literal is `never`, and the compiler would say only that,
+ * so the union and empty cases are objects keyed by the message, which it prints.
  */
 export type ToolIdCheck<TId extends string> = string extends TId
   ? 'Error: the tool id must be a string literal. Pass the config inline, or write id: "app.tool-name.v1" as const.'
   : true extends IsUnion<TId>
-    ? "Error: the tool id must be one string literal, not a union: give each tool its own defineTool."
+    ? { "Error: the tool id must be one string literal, not a union": "give each tool its own defineTool" }
     : TId extends ""
-      ? "Error: the tool id must not be empty."
+      ? { "Error: the tool id must not be empty": 'write id: "app.tool-name.v1"' }
       : unknown;
 
 type ToolContextFor<TContextSchema, TTools> = TContextSchema extends ZodToolSchema

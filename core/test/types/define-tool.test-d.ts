@@ -15,6 +15,7 @@ import {
   type ToolEntry,
   type ToolExecute,
   type ToolFailResult,
+  type ToolIdCheck,
   type ToolResolverArgs,
   type ToolSuspendResult,
 } from "@pai/core";
@@ -66,6 +67,22 @@ describe("tool ids", () => {
   test("an empty literal id fails to compile", () => {
     // @ts-expect-error empty id
     defineTool({ id: "", description: "x", inputSchema: z.object({}) });
+  });
+
+  test("each refusal is a type the compiler prints, naming the fix (never `never`)", () => {
+    expectTypeOf<
+      ToolIdCheck<string>
+    >().toEqualTypeOf<'Error: the tool id must be a string literal. Pass the config inline, or write id: "app.tool-name.v1" as const.'>();
+    expectTypeOf<ToolIdCheck<"app.a.v1" | "app.b.v1">>().toEqualTypeOf<{
+      "Error: the tool id must be one string literal, not a union": "give each tool its own defineTool";
+    }>();
+    expectTypeOf<ToolIdCheck<"">>().toEqualTypeOf<{
+      "Error: the tool id must not be empty": 'write id: "app.tool-name.v1"';
+    }>();
+    // What the id parameter becomes: none of them collapses to never.
+    expectTypeOf<("app.a.v1" | "app.b.v1") & ToolIdCheck<"app.a.v1" | "app.b.v1">>().not.toBeNever();
+    expectTypeOf<"" & ToolIdCheck<"">>().not.toBeNever();
+    expectTypeOf<ToolIdCheck<"app.a.v1">>().toBeUnknown();
   });
 });
 
