@@ -156,7 +156,8 @@ async function finishAnswer(
     if (!(error instanceof LeaseLostError)) throw error;
     rt.reportError({ error, phase: "run", threadId, runId });
   } finally {
-    rt.registry.inflight(runId).delete(action.toolCallId);
+    // The claim resolveAction took for this answer (`claimAnswer`).
+    rt.registry.releaseAnswer(runId, action.toolCallId);
     const scope = origin.scope ?? scopeOf(snapshot);
     if (rt.dispatch.drivesHere) {
       // Queued before the lease is released, so the lease passes to the driver in process.
@@ -193,8 +194,6 @@ function resumeCall(
   const runId = action.runId;
   const agentEntry = rt.agent(snapshot.thread.agentId);
   const scope = origin.scope ?? scopeOf(snapshot);
-  const inflight = rt.registry.inflight(runId);
-  inflight.add(action.toolCallId);
   void rt.registry.track(
     threadId,
     (async () => {
@@ -233,7 +232,8 @@ function resumeCall(
         if (error instanceof LeaseLostError) rt.reportError({ error, phase: "run", threadId, runId });
         else await driver.failRun(threadId, runId, error);
       } finally {
-        inflight.delete(action.toolCallId);
+        // The claim resolveAction took for this answer (`claimAnswer`), held until the call ran.
+        rt.registry.releaseAnswer(runId, action.toolCallId);
         await releaseLease?.();
         release();
       }

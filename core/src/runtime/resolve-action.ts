@@ -137,9 +137,8 @@ export async function resolveAction(
   // An API instance on a job engine leaves re-entering the tool to the worker that drives the run.
   const queueResume = finish.type === "resume" && !rt.dispatch.drivesHere;
   const claims = (finish.type === "resume" && !queueResume) || finish.type === "hooks";
-  const inflight = rt.registry.inflight(run.runId);
   // Claimed before the commit so a concurrent driver never mistakes the call for a crash leftover.
-  if (claims) inflight.add(action.toolCallId);
+  if (claims) rt.registry.claimAnswer(run.runId, action.toolCallId);
   // Held across the commit so the snapshot it produces stays cached for the work that follows.
   const held = rt.store.hold(input.threadId);
   try {
@@ -174,14 +173,14 @@ export async function resolveAction(
     );
     const value = committed.value;
     if (value.type === "replayed") {
-      if (claims) inflight.delete(action.toolCallId);
+      if (claims) rt.registry.releaseAnswer(run.runId, action.toolCallId);
       return { action: copyRows(value.action), version: value.version };
     }
     // A copy: the committed snapshot stays cached for the run, and the caller owns what it gets.
     return { action: copyRows(value.action), version: committed.version };
   } catch (error) {
     // On success the claim passes to the effect that finishes the call, which drops it when done.
-    if (claims) inflight.delete(action.toolCallId);
+    if (claims) rt.registry.releaseAnswer(run.runId, action.toolCallId);
     throw error;
   } finally {
     held();

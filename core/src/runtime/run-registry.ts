@@ -9,6 +9,8 @@ const NONE: ReadonlySet<string> = new Set();
 export class RunRegistry {
   readonly #drivers = new Map<string, { again: boolean; promise: Promise<void> }>();
   readonly #inflight = new Map<string, Set<string>>();
+  /** Calls an accepted answer will finish, counted per answer: see `claimAnswer`. */
+  readonly #answering = new Map<string, Map<string, number>>();
   readonly #work = new Map<string, Set<Promise<unknown>>>();
   readonly #aborts = new Map<string, AbortController>();
 
@@ -39,9 +41,42 @@ export class RunRegistry {
     return set;
   }
 
-  /** The calls of a run in flight here, without creating bookkeeping for a run that has none. */
+  /**
+   * The calls of a run in flight here (executing, or being finished by an answer), without
+   * creating bookkeeping for a run that has none.
+   */
   inflightOf(runId: string): ReadonlySet<string> {
-    return this.#inflight.get(runId) ?? NONE;
+    const executing = this.#inflight.get(runId) ?? NONE;
+    const answering = this.#answering.get(runId);
+    if (!answering) return executing;
+    return new Set([...executing, ...answering.keys()]);
+  }
+
+  /**
+   * Claims a call that an answer (submit, cancel, fail) will finish in this process, from before
+   * its commit until its outcome is committed. Counted, and apart from the executing calls: the
+   * call may still be finishing its own execution (a tool that has just suspended), and a second
+   * request for the same action may be under way, so neither that execution's end nor the other
+   * request may take this claim away. Each claim is released once (`releaseAnswer`).
+   */
+  claimAnswer(runId: string, toolCallId: string): void {
+    let answering = this.#answering.get(runId);
+    if (!answering) {
+      answering = new Map();
+      this.#answering.set(runId, answering);
+    }
+    answering.set(toolCallId, (answering.get(toolCallId) ?? 0) + 1);
+  }
+
+  releaseAnswer(runId: string, toolCallId: string): void {
+    const answering = this.#answering.get(runId);
+    const count = answering?.get(toolCallId);
+    if (!answering || count === undefined) return;
+    if (count > 1) answering.set(toolCallId, count - 1);
+    else {
+      answering.delete(toolCallId);
+      if (answering.size === 0) this.#answering.delete(runId);
+    }
   }
 
   /** Tracks a promise as work on a thread until it settles. */
@@ -103,7 +138,7 @@ export class RunRegistry {
    */
   forget(runId: string): void {
     const inflight = this.#inflight.get(runId);
-    if (inflight && inflight.size > 0) return;
+    if ((inflight && inflight.size > 0) || this.#answering.has(runId)) return;
     this.#inflight.delete(runId);
     this.#aborts.delete(runId);
   }
