@@ -57,15 +57,16 @@ export async function settleRun(
 ): Promise<SettledRun> {
   const deadline = performance.now() + waitMs;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  // The caller's signal ends the wait as the deadline would, only sooner.
-  const controller = new AbortController();
-  const abort = () => controller.abort();
-  signal?.addEventListener("abort", abort, { once: true });
-  if (signal?.aborted) abort();
+  // The caller's signal ends the wait as the deadline would, only sooner. No controller on the
+  // fast path: a run driven here usually stops before anything needs aborting.
+  let stop = () => {};
   const stopped = new Promise<"stopped">((resolve) => {
-    timer = setTimeout(() => resolve("stopped"), waitMs);
-    controller.signal.addEventListener("abort", () => resolve("stopped"), { once: true });
+    stop = () => resolve("stopped");
+    timer = setTimeout(stop, waitMs);
   });
+  const onAbort = () => stop();
+  signal?.addEventListener("abort", onAbort, { once: true });
+  if (signal?.aborted) stop();
   try {
     await Promise.race([engine.waitForIdle(threadId), stopped]);
     const kept = engine.store.kept(threadId);
@@ -76,9 +77,13 @@ export async function settleRun(
     if (!snapshot) throw new PaiError("NOT_FOUND", `Thread ${threadId} was not found.`);
     if (!runActive(snapshot, runId)) return { done: true, snapshot };
     const remaining = deadline - performance.now();
-    if (remaining <= 0 || controller.signal.aborted) return { done: false, snapshot };
+    if (remaining <= 0 || signal?.aborted) return { done: false, snapshot };
+    // Not stopped yet: follow the thread as a watcher until the run stops, the deadline passes
+    // or the caller's signal aborts.
+    const controller = new AbortController();
+    stop = () => controller.abort();
     clearTimeout(timer);
-    timer = setTimeout(abort, remaining);
+    timer = setTimeout(stop, remaining);
     const current = snapshot;
     for await (const event of watchThread(
       engine,
@@ -93,7 +98,7 @@ export async function settleRun(
     return { done: false, snapshot };
   } finally {
     clearTimeout(timer);
-    signal?.removeEventListener("abort", abort);
+    signal?.removeEventListener("abort", onAbort);
   }
 }
 

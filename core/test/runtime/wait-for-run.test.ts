@@ -268,6 +268,45 @@ describe("waitMs: answering once the run has stopped", () => {
     expect((worker.model as any).calls).toHaveLength(2);
   });
 
+  it("a signal that aborts while the call follows a run another process drives ends the wait", async () => {
+    const storage = memoryStorage();
+    const queue = sharedQueue();
+    const notifier = createMemoryNotifier();
+    const { gate, slow } = gatedTool();
+    const agent = defineAgent({ tools: { slow } });
+    const steps = [{ toolCalls: [{ toolName: "slow", toolCallId: "call-1", input: {} }] }, { text: "Done." }];
+    const api = await createTestRuntime({ agent, storage, notifier, model: [], dispatch: queue.dispatch() });
+    const worker = await createTestRuntime({
+      agent,
+      storage,
+      notifier,
+      model: steps,
+      dispatch: queue.dispatch(),
+    });
+    cleanup.push(queue.close, api.close, worker.close);
+    cleanup.push(async () => gate.resolve());
+    const running = await worker.pai.startWorker({ concurrency: 2 });
+    cleanup.push(() => running.stop());
+    const controller = new AbortController();
+    const creating = api.pai.service.threads.create({
+      identity: api.identity,
+      message: { text: "go" },
+      waitMs: 30_000,
+      signal: controller.signal,
+    });
+    // The worker is running the tool: the API instance is following the thread as a watcher.
+    while ((worker.model as any).calls.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const aborted = performance.now();
+    controller.abort();
+    const created = await creating;
+    expect(performance.now() - aborted).toBeLessThan(2_000);
+    expect(created.settled?.done).toBe(false);
+    expect(created.settled!.snapshot.runs.map((run) => run.status)).toEqual(["running"]);
+    gate.resolve();
+    await worker.waitForIdle(created.threadId);
+  });
+
   it("a wait that fails after the commit answers without settled (a retry would write again) and reports the error", async () => {
     const inner = memoryStorage();
     let failReads = false;
