@@ -35,7 +35,10 @@ type Coverage = {
   hooks: number;
 };
 
-async function runModel(concurrent: boolean): Promise<Coverage> {
+async function runModel(
+  concurrent: boolean,
+  pinned: { seed?: number; numRuns?: number } = {},
+): Promise<Coverage> {
   const coverage: Coverage = { runs: 0, accepted: 0, rejected: 0, injected: 0, restarts: 0, hooks: 0 };
   await fc.assert(
     fc.asyncProperty(
@@ -59,9 +62,9 @@ async function runModel(concurrent: boolean): Promise<Coverage> {
       },
     ),
     {
-      numRuns,
-      ...(seed !== undefined ? { seed } : {}),
-      ...(path !== undefined ? { path } : {}),
+      numRuns: pinned.numRuns ?? numRuns,
+      ...((pinned.seed ?? seed) !== undefined ? { seed: pinned.seed ?? seed } : {}),
+      ...(path !== undefined && pinned.seed === undefined ? { path } : {}),
     },
   );
   return coverage;
@@ -84,5 +87,11 @@ describe("runtime model (fast-check commands, injected version conflicts)", () =
 
   it("concurrent requests for one action: exactly one wins, observers run once, same-key retries share the result", async () => {
     expectCoverage(await runModel(true));
+  });
+
+  // Seeds that once found a defect, replayed on every run. They stay meaningful while the
+  // command arbitraries keep their shape; the random runs above are the real search.
+  it("replays seed 817265549: a fail accepted while the suspended tool finished its execution kept its outcome", async () => {
+    await runModel(false, { seed: 817265549, numRuns: 40 });
   });
 });
