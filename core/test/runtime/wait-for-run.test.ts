@@ -1,4 +1,5 @@
 import { createMemoryNotifier, defineAgent, defineTool } from "@pai/core";
+import type { ScriptedStep } from "@pai/core/testing";
 import { memoryStorage } from "@pai/storage-memory";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -33,6 +34,22 @@ const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const step of cleanup.splice(0).reverse()) await step();
 });
+
+/**
+ * Two servers on one database: an API instance and a job-engine worker that drives the runs, on
+ * one storage and a notifier that announces every commit to both (as postgresNotifier does).
+ */
+async function apiAndWorker(agent: ReturnType<typeof defineAgent>, model: ScriptedStep[]) {
+  const storage = memoryStorage();
+  const queue = sharedQueue();
+  const notifier = createMemoryNotifier();
+  const api = await createTestRuntime({ agent, storage, notifier, model: [], dispatch: queue.dispatch() });
+  const worker = await createTestRuntime({ agent, storage, notifier, model, dispatch: queue.dispatch() });
+  cleanup.push(queue.close, api.close, worker.close);
+  const running = await worker.pai.startWorker({ concurrency: 2 });
+  cleanup.push(() => running.stop());
+  return { api, worker };
+}
 
 describe("waitMs: answering once the run has stopped", () => {
   it("create with a first message answers the parked run's pending action; submit answers the finished run", async () => {
@@ -232,22 +249,7 @@ describe("waitMs: answering once the run has stopped", () => {
   });
 
   it("waits across processes: a worker of a job engine drives the run, the API instance answers when it stops", async () => {
-    const storage = memoryStorage();
-    const queue = sharedQueue();
-    // What postgresNotifier is to servers on one database: every commit is announced to both.
-    const notifier = createMemoryNotifier();
-    const agent = defineAgent({ tools: { approve } });
-    const api = await createTestRuntime({ agent, storage, notifier, model: [], dispatch: queue.dispatch() });
-    const worker = await createTestRuntime({
-      agent,
-      storage,
-      notifier,
-      model: approveThenText,
-      dispatch: queue.dispatch(),
-    });
-    cleanup.push(queue.close, api.close, worker.close);
-    const running = await worker.pai.startWorker({ concurrency: 2 });
-    cleanup.push(() => running.stop());
+    const { api, worker } = await apiAndWorker(defineAgent({ tools: { approve } }), approveThenText);
     const created = await api.pai.service.threads.create({
       identity: api.identity,
       message: { text: "ship it" },
@@ -269,24 +271,10 @@ describe("waitMs: answering once the run has stopped", () => {
   });
 
   it("a signal that aborts while the call follows a run another process drives ends the wait", async () => {
-    const storage = memoryStorage();
-    const queue = sharedQueue();
-    const notifier = createMemoryNotifier();
     const { gate, slow } = gatedTool();
-    const agent = defineAgent({ tools: { slow } });
     const steps = [{ toolCalls: [{ toolName: "slow", toolCallId: "call-1", input: {} }] }, { text: "Done." }];
-    const api = await createTestRuntime({ agent, storage, notifier, model: [], dispatch: queue.dispatch() });
-    const worker = await createTestRuntime({
-      agent,
-      storage,
-      notifier,
-      model: steps,
-      dispatch: queue.dispatch(),
-    });
-    cleanup.push(queue.close, api.close, worker.close);
+    const { api, worker } = await apiAndWorker(defineAgent({ tools: { slow } }), steps);
     cleanup.push(async () => gate.resolve());
-    const running = await worker.pai.startWorker({ concurrency: 2 });
-    cleanup.push(() => running.stop());
     const controller = new AbortController();
     const creating = api.pai.service.threads.create({
       identity: api.identity,
