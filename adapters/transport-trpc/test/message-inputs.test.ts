@@ -138,4 +138,30 @@ describe("ids over tRPC", () => {
     }
     expect((await service.threads.get({ identity: alice, threadId })).messages).toEqual([]);
   });
+
+  it("says what is wrong in one sentence naming the path, not as the schema's JSON", async () => {
+    const { raw, service } = await start();
+    const thread = await service.threads.create({ identity: alice });
+    const tooLong = await rejection(raw.query("pai.threads.get", { threadId: "t".repeat(5_000) }));
+    if (!isTRPCClientError(tooLong)) throw tooLong;
+    expect(tooLong.message).toBe(
+      "Invalid input: threadId: Too big: expected string to have <=200 characters",
+    );
+    expect((tooLong.data as { pai?: { issues?: unknown } }).pai?.issues).toEqual([
+      { message: "Too big: expected string to have <=200 characters", path: ["threadId"] },
+    ]);
+    const twoWrong = await rejection(
+      raw.mutation("pai.threads.send", { threadId: thread.threadId, message: { id: "m1 ", text: 7 } }),
+    );
+    if (!isTRPCClientError(twoWrong)) throw twoWrong;
+    // The message schema is a union; the sentence names the fields of the branch the value was meant for.
+    expect(twoWrong.message).toBe(
+      "Invalid input: message.text: Invalid input: expected string, received number; message.id: must not start or end with whitespace.",
+    );
+    const notAMessage = await rejection(
+      raw.mutation("pai.threads.send", { threadId: thread.threadId, message: 7 }),
+    );
+    if (!isTRPCClientError(notAMessage)) throw notAMessage;
+    expect(notAMessage.message).toBe("Invalid input: message: Invalid input: expected object");
+  });
 });
