@@ -50,6 +50,8 @@ type RawIssue = Record<string, unknown> & { path?: unknown[] };
 
 /** At most this many issues are looked at in all, so a hostile input cannot make the summary costly. */
 const MAX_SCANNED = 200;
+/** Unions nested deeper than this keep their own issue. */
+const MAX_UNION_DEPTH = 5;
 
 /**
  * A failed union is reported as "Invalid input" at the union's path, its branches' own issues
@@ -66,7 +68,9 @@ function flattenUnions(raw: readonly unknown[], depth = 0, budget = { left: MAX_
     const branches = issue.code === "invalid_union" && Array.isArray(issue.errors) ? issue.errors : [];
     const path = Array.isArray(issue.path) ? issue.path : [];
     const meant =
-      depth < 5 ? branches.find((branch) => Array.isArray(branch) && !wrongTypeOnly(branch)) : undefined;
+      depth < MAX_UNION_DEPTH
+        ? branches.find((branch) => Array.isArray(branch) && !wrongTypeOnly(branch))
+        : undefined;
     if (Array.isArray(meant)) {
       for (const nested of flattenUnions(meant, depth + 1, budget)) {
         out.push({ ...nested, path: [...path, ...(Array.isArray(nested.path) ? nested.path : [])] });
